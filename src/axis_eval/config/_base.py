@@ -1,0 +1,52 @@
+"""Shared pieces of the input models: the lenient base class and small field types."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+MAX_RUNS = 19
+"""The largest repeat count AXIS accepts."""
+
+
+class InputModel(BaseModel):
+    """Base of every model read from a user's file.
+
+    Inputs are lenient: unknown keys are kept in ``model_extra`` so the loader can warn
+    about them with a "did you mean" hint instead of failing.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        use_attribute_docstrings=True,
+        populate_by_name=True,
+        frozen=False,
+    )
+
+
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+PositiveMinutes = Annotated[float, Field(gt=0)]
+PositiveTokens = Annotated[int, Field(gt=0, strict=False)]
+
+
+def nearest_legal_runs(value: int) -> list[int]:
+    """The odd counts in 1..MAX_RUNS nearest to an illegal ``value``."""
+    if value < 1:
+        return [1]
+    if value > MAX_RUNS:
+        return [MAX_RUNS]
+    return [n for n in (value - 1, value + 1) if 1 <= n <= MAX_RUNS and n % 2 == 1]
+
+
+def check_runs(value: Any) -> Any:
+    """Validate a repeat count: odd, 1..19; an even value names the nearest legal ones."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int):
+        return value
+    if value % 2 == 1 and 1 <= value <= MAX_RUNS:
+        return value
+    options = " or ".join(str(n) for n in nearest_legal_runs(value))
+    raise ValueError(
+        f"an odd run count from 1 to {MAX_RUNS} (nearest legal: {options}); "
+        "even counts are rejected, never rounded, because their median belongs to no run"
+    )

@@ -1,0 +1,131 @@
+"""Turn pydantic validation errors and unknown keys into readable problems."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from axis_eval.config.actions import ACTION_NAMES, MCP_TYPES
+from axis_eval.errors import FieldProblem
+
+_EXPECTED = {
+    "missing": "a value (this field is required)",
+    "string_type": "a string",
+    "string_too_short": "a non-empty string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list",
+    "dict_type": "an object (mapping)",
+    "model_type": "an object (mapping)",
+    "model_attributes_type": "an object (mapping)",
+    "too_short": "a non-empty list",
+}
+
+
+def describe(value: Any) -> str:
+    """A short rendering of a found value."""
+    if isinstance(value, dict):
+        return "an object"
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def path_of(loc: tuple[str | int, ...]) -> str:
+    """``('agents', 1, 'model')`` → ``agents[1].model``; union tags (``<…>``) are dropped."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part.startswith("<") and part.endswith(">"):
+            continue
+        elif part.startswith(("function-", "json-or-python")):
+            continue
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def _expected(err: Any) -> tuple[str, str | None]:
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    value = err.get("input")
+    found: str | None = None if kind == "missing" else describe(value)
+    if kind == "axis_action" and isinstance(value, dict):
+        action = value.get("action")
+        hint = _suggest(str(action), ACTION_NAMES)
+        return f"an action of {' or '.join(ACTION_NAMES)}{hint}", describe(action)
+    if kind == "axis_mcp_type" and isinstance(value, dict):
+        return f"a `type` of {' or '.join(MCP_TYPES)}", describe(value.get("type"))
+    if kind.startswith("axis_"):
+        return err["msg"], found
+    if kind in _EXPECTED:
+        return _EXPECTED[kind], found
+    if kind == "greater_than":
+        return f"a number greater than {ctx.get('gt')}", found
+    if kind == "greater_than_equal":
+        return f"a number of at least {ctx.get('ge')}", found
+    if kind == "literal_error":
+        return f"one of {ctx.get('expected')}", found
+    if kind == "string_pattern_mismatch":
+        return f"text matching {ctx.get('pattern')}", found
+    if kind == "value_error":
+        return str(err["msg"]).removeprefix("Value error, "), found
+    if kind == "assertion_error":
+        return str(err["msg"]).removeprefix("Assertion failed, "), found
+    return str(err["msg"]), found
+
+
+def problems_from(error: ValidationError, prefix: str = "") -> list[FieldProblem]:
+    """One problem per pydantic error, with a field path and expected/found."""
+    problems: list[FieldProblem] = []
+    for err in error.errors():
+        expected, found = _expected(err)
+        path = path_of(tuple(err["loc"]))
+        if prefix:
+            path = f"{prefix}.{path}" if path else prefix
+        problems.append(FieldProblem(path=path, expected=expected, found=found))
+    return problems
+
+
+def _suggest(word: str, options: tuple[str, ...] | list[str]) -> str:
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _known_names(model: BaseModel) -> list[str]:
+    names: list[str] = []
+    for field_name, field in type(model).model_fields.items():
+        names.append(field.alias or field_name)
+    return names
+
+
+def unknown_keys(model: BaseModel, path: str = "") -> list[str]:
+    """Warnings for keys no model knows, each with a "did you mean" hint when one is close."""
+    found: list[str] = []
+    for key in (model.model_extra or {}).keys():
+        where = f"{path}.{key}" if path else key
+        found.append(f"unknown key {where!r}{_suggest(key, _known_names(model))}")
+    for field_name in type(model).model_fields:
+        found.extend(_walk(getattr(model, field_name), f"{path}.{field_name}" if path else field_name))
+    return found
+
+
+def _walk(value: Any, path: str) -> list[str]:
+    if isinstance(value, BaseModel):
+        return unknown_keys(value, path)
+    if isinstance(value, list):
+        return [w for i, item in enumerate(value) for w in _walk(item, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [w for k, item in value.items() for w in _walk(item, f"{path}.{k}")]
+    return []

@@ -1,0 +1,173 @@
+"""Find, parse and validate a config: discovery, profiles, errors and unknown-key warnings."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from axis_eval.config._problems import problems_from, unknown_keys
+from axis_eval.config.files import read_data_file
+from axis_eval.config.models import Config, LoadedConfig
+from axis_eval.errors import ConfigError, FieldProblem
+
+CONFIG_NAMES = (
+    "axis.config.json",
+    "axis.config.yaml",
+    "axis.config.yml",
+    "axis.config.toml",
+    "axis.config.js",
+    "axis.config.mjs",
+)
+"""Probed in this order; the first found wins (a warning names the others)."""
+
+REMOTE_PATTERN = re.compile(r"^(https?|git|ssh)://|^git@[^:]+:")
+
+
+def find_config(explicit: str | None = None, cwd: str | None = None) -> Path:
+    """The config file: ``explicit`` when given, else the first ``axis.config.*`` in ``cwd``."""
+    base = Path(cwd or Path.cwd())
+    if explicit:
+        path = (base / explicit).resolve()
+        if path.is_dir():
+            return find_config(None, str(path))
+        if not path.exists():
+            raise ConfigError(f"config file not found: {path}")
+        return path
+    for name in CONFIG_NAMES:
+        if (base / name).is_file():
+            return (base / name).resolve()
+    for name in ("axis.config.ts", "axis.config.mts", "axis.config.cts"):
+        if (base / name).is_file():
+            return (base / name).resolve()
+    raise ConfigError(
+        f"no axis.config.* found in {base.resolve()}",
+        hint="create one with `axis init`, or pass -c PATH",
+    )
+
+
+def _others(path: Path) -> list[str]:
+    return [
+        name
+        for name in CONFIG_NAMES
+        if name != path.name and (path.parent / name).is_file()
+    ]
+
+
+def deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    """Objects merge key by key; lists and scalars in ``overlay`` replace."""
+    out = copy.deepcopy(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def apply_profile(raw: dict[str, Any], profile: str | None, file: str) -> dict[str, Any]:
+    """Merge the named profile over the config; include/exclude are replaced as a pair."""
+    if profile is None:
+        return raw
+    profiles = raw.get("profiles") or {}
+    if not isinstance(profiles, dict) or profile not in profiles:
+        known = ", ".join(sorted(profiles)) if isinstance(profiles, dict) and profiles else "none"
+        raise ConfigError(
+            f"unknown profile {profile!r} in {file}",
+            hint=f"profiles defined: {known}",
+        )
+    overlay = profiles[profile]
+    if not isinstance(overlay, dict):
+        raise ConfigError(
+            "invalid profile",
+            file=file,
+            problems=[FieldProblem(f"profiles.{profile}", "an object", type(overlay).__name__)],
+        )
+    merged = deep_merge(raw, {k: v for k, v in overlay.items() if k != "profiles"})
+    if "include" in overlay or "exclude" in overlay:
+        merged.pop("include", None)
+        merged.pop("exclude", None)
+        for key in ("include", "exclude"):
+            if key in overlay:
+                merged[key] = copy.deepcopy(overlay[key])
+    return merged
+
+
+def validate_config(raw: Any, file: str) -> Config:
+    """Validate raw data as a :class:`Config`, raising a :class:`ConfigError` on problems."""
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            "invalid config",
+            file=file,
+            problems=[FieldProblem("", "an object at the top level", type(raw).__name__)],
+        )
+    try:
+        config = Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid config {file}", problems=problems_from(exc)) from exc
+    remote = [
+        s for s in config.scenarios if isinstance(s, str) and REMOTE_PATTERN.match(s.strip())
+    ]
+    if remote:
+        raise ConfigError(
+            f"remote scenario sources are not supported yet: {remote[0]} ({file})",
+            hint="clone the repository yourself and list its local path in `scenarios`",
+        )
+    return config
+
+
+def load_config(
+    path: str | None = None,
+    *,
+    profile: str | None = None,
+    cwd: str | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> LoadedConfig:
+    """Find, parse, merge the profile and ``overrides``, and validate a config.
+
+    Args:
+        path: a config file or a directory holding one; default: probe ``cwd``.
+        profile: a name from the config's ``profiles``.
+        cwd: where to look when ``path`` is not given (default: the current directory).
+        overrides: raw values deep-merged last (the CLI's flags), so a bad flag and a bad
+            file fail the same way.
+
+    Raises:
+        ConfigError: the file is missing, unreadable, or invalid.
+    """
+    file = find_config(path, cwd)
+    raw = read_data_file(file, kind="config", profile=profile)
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            "invalid config",
+            file=str(file),
+            problems=[FieldProblem("", "an object at the top level", type(raw).__name__)],
+        )
+    merged = apply_profile(raw, profile, str(file))
+    if overrides:
+        merged = deep_merge(merged, overrides)
+    config = validate_config(merged, str(file))
+    warnings = [f"{file.name}: {w}" for w in unknown_keys(config)]
+    for name, overlay in config.profiles.items():
+        if isinstance(overlay, dict) and name != profile:
+            extra = set(overlay) - _top_level_names()
+            warnings.extend(
+                f"{file.name}: unknown key 'profiles.{name}.{k}'" for k in sorted(extra)
+            )
+    others = _others(file)
+    if others and path is None:
+        warnings.append(f"using {file.name}; also found {', '.join(others)} (ignored)")
+    return LoadedConfig(
+        config=config,
+        path=str(file),
+        config_dir=str(file.parent),
+        profile=profile,
+        warnings=warnings,
+    )
+
+
+def _top_level_names() -> set[str]:
+    return {f.alias or n for n, f in Config.model_fields.items()}

@@ -1,0 +1,245 @@
+"""The config file format (``axis.config.*``): every field AXIS knows, plus ours."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+from axis_eval.config._base import InputModel, NonEmptyStr, check_runs
+from axis_eval.config.actions import LifecycleAction, Limit, McpServer
+from axis_eval.config.scenario import ScenarioInput
+
+DEFAULT_CONCURRENCY = 15
+DEFAULT_SCENARIO_MINUTES = 15.0
+DEFAULT_WEIGHTS = {"goal_achievement": 0.4, "environment": 0.2, "service": 0.2, "agent": 0.2}
+
+
+class AgentEntry(InputModel):
+    """One agent to run: a string in the config is shorthand for ``{agent: <string>}``."""
+
+    agent: NonEmptyStr
+    """Adapter name: a built-in (``claude-code``, ``codex`` …) or a key of ``adapters``."""
+    name: NonEmptyStr | None = None
+    """Explicit display name; wins over the generated ``agent|model``."""
+    model: NonEmptyStr | None = None
+    """Passed verbatim to the agent CLI."""
+    flags: dict[str, str | bool] = Field(default_factory=dict)
+    """CLI flags without ``--``: true → ``--k``, false → omitted, string → ``--k value``."""
+    command: NonEmptyStr | list[NonEmptyStr] | None = None
+    """Binary (or argv prefix) to spawn instead of the adapter's default."""
+    scenarios: list[NonEmptyStr] | None = None
+    """Scenario filters for this agent: keys, base keys or globs; ``*`` = all."""
+    skills: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        return {"agent": data} if isinstance(data, str) else data
+
+    @field_validator("agent", mode="after")
+    @classmethod
+    def _lower(cls, value: str) -> str:
+        return value.lower()
+
+    @field_validator("name", mode="after")
+    @classmethod
+    def _path_safe(cls, value: str | None) -> str | None:
+        if value is not None and ("/" in value or "\\" in value or value.startswith(".")):
+            raise ValueError("a name without '/', '\\' or a leading '.' (it names a folder)")
+        return value
+
+
+class ScoringWeights(InputModel):
+    """Weights of the four dimensions in the composite."""
+
+    goal_achievement: float = Field(ge=0)
+    environment: float = Field(ge=0)
+    service: float = Field(ge=0)
+    agent: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> ScoringWeights:
+        values = [self.goal_achievement, self.environment, self.service, self.agent]
+        total = sum(values)
+        if total == 0:
+            raise ValueError("weights that are not all zero")
+        if abs(total - 1.0) > 0.01:
+            raise ValueError(f"weights summing to 1 (± 0.01); they sum to {total:g}")
+        return self
+
+
+class LimitsSettings(InputModel):
+    """Budgets for the whole run and the default per scenario."""
+
+    run: Limit | None = None
+    """One budget for the whole ``axis run`` (all repeats share it)."""
+    scenario: Limit | None = None
+    """Default per-job budget; time defaults to 15 minutes."""
+
+
+class RemotesSettings(InputModel):
+    """Settings for remote scenario sources (not supported yet; modelled for AXIS configs)."""
+
+    max_depth: int = Field(default=1, gt=0, alias="maxDepth")
+
+
+class Settings(InputModel):
+    """Run settings."""
+
+    concurrency: int = Field(default=DEFAULT_CONCURRENCY, gt=0)
+    """Jobs at once; ``--concurrency`` wins."""
+    runs: int | None = None
+    """Default repeat count: odd, 1 to 19."""
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    scoring_weights: ScoringWeights | None = None
+    """Composite weights; default 0.4 / 0.2 / 0.2 / 0.2."""
+    remotes: RemotesSettings | None = None
+
+    @field_validator("runs", mode="after")
+    @classmethod
+    def _odd_runs(cls, value: int | None) -> int | None:
+        return check_runs(value)  # type: ignore[no-any-return]
+
+
+class Judging(InputModel):
+    """Who judges: an API model, or agents (the first whose adapter differs from the run's)."""
+
+    agents: list[AgentEntry] | None = Field(default=None, min_length=1)
+    model: NonEmptyStr | None = None
+    """API judge, ``anthropic:<model>`` or ``openai:<model>``."""
+    base_url: NonEmptyStr | None = None
+    """Any server compatible with that API."""
+
+
+class DeclarativeAdapter(InputModel):
+    """A custom agent described without Python: a command and how to read its output."""
+
+    command: NonEmptyStr | list[NonEmptyStr]
+    args: list[str] = Field(default_factory=lambda: ["{prompt}"])
+    """Arguments; ``{prompt}`` is replaced by the prompt (omit it with stdin)."""
+    prompt_via: Literal["argv", "stdin"] = "argv"
+    output: Literal["text", "ndjson"] = "text"
+    """``text``: stdout is the answer; ``ndjson``: axis-eval's normalized events."""
+    required_env: list[NonEmptyStr] = Field(default_factory=list)
+    """Variables the agent needs; checked before any job starts."""
+
+
+def _adapter_tag(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "<ref>"
+    if isinstance(value, dict | DeclarativeAdapter):
+        return "<declarative>"
+    return None
+
+
+AdapterRef = Annotated[
+    Annotated[NonEmptyStr, Tag("<ref>")] | Annotated[DeclarativeAdapter, Tag("<declarative>")],
+    Discriminator(
+        _adapter_tag,
+        custom_error_type="axis_adapter",
+        custom_error_message=(
+            "a Python file, a module:attribute, or a {command, args, output} object"
+        ),
+    ),
+]
+
+
+def _source_tag(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "<path>"
+    if isinstance(value, dict | ScenarioInput):
+        return "<inline>"
+    return None
+
+
+ScenarioSource = Annotated[
+    Annotated[NonEmptyStr, Tag("<path>")] | Annotated[ScenarioInput, Tag("<inline>")],
+    Discriminator(
+        _source_tag,
+        custom_error_type="axis_source",
+        custom_error_message="a path or an inline scenario object",
+    ),
+]
+
+
+class Config(InputModel):
+    """An ``axis.config.*`` file."""
+
+    schema_: str | None = Field(default=None, alias="$schema")
+    """Editor hint; ignored."""
+    name: str | None = None
+    """Shown in the report."""
+    scenarios: list[ScenarioSource] = Field(default_factory=lambda: ["./scenarios"])
+    """Folders, files, or inline scenarios (with ``key``); default ``./scenarios``."""
+    agents: list[AgentEntry] = Field(min_length=1)
+    """Agents to run every scenario with."""
+    adapters: dict[str, AdapterRef] = Field(default_factory=dict)
+    """Custom adapters by name."""
+    include: list[NonEmptyStr] | None = None
+    """The default suite: scenario globs to run (omitted = all)."""
+    exclude: list[NonEmptyStr] | None = None
+    """Scenario globs the default suite leaves out."""
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Named overlays chosen with ``--profile``: deep-merged; include/exclude replaced."""
+    settings: Settings = Field(default_factory=Settings)
+    env: list[NonEmptyStr] = Field(default_factory=list)
+    """Names of variables passed through to agents and scripts."""
+    mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
+    skills: list[str] = Field(default_factory=list)
+    artifacts: list[NonEmptyStr] = Field(default_factory=list)
+    judging: Judging | None = None
+    before_all: list[LifecycleAction] = Field(default_factory=list, alias="beforeAll")
+    """Run once before any job, in the config directory."""
+    after_all: list[LifecycleAction] = Field(default_factory=list, alias="afterAll")
+    """Run once after the report is written, with its folder and counts."""
+
+    @field_validator("scenarios", mode="before")
+    @classmethod
+    def _one_source(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("include", "exclude", mode="before")
+    @classmethod
+    def _one_glob(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _one_env(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+def weights_of(config: Config) -> dict[str, float]:
+    """The composite weights in force."""
+    w = config.settings.scoring_weights
+    if w is None:
+        return dict(DEFAULT_WEIGHTS)
+    return {
+        "goal_achievement": w.goal_achievement,
+        "environment": w.environment,
+        "service": w.service,
+        "agent": w.agent,
+    }
+
+
+class LoadedConfig(BaseModel):
+    """A validated config with where it came from."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    config: Config
+    path: str
+    """Absolute path of the config file."""
+    config_dir: str
+    """Absolute directory of the config file: base of relative paths and of ``.axis/``."""
+    profile: str | None = None
+    warnings: list[str] = Field(default_factory=list)
