@@ -47,9 +47,9 @@ def path_of(loc: tuple[str | int, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part.startswith("<") and part.endswith(">"):
-            continue
-        elif part.startswith(("function-", "json-or-python")):
+        elif (part.startswith("<") and part.endswith(">")) or part.startswith(
+            ("function-", "json-or-python")
+        ):
             continue
         else:
             out += f".{part}" if out else part
@@ -117,7 +117,9 @@ def unknown_keys(model: BaseModel, path: str = "") -> list[str]:
         where = f"{path}.{key}" if path else key
         found.append(f"unknown key {where!r}{_suggest(key, _known_names(model))}")
     for field_name in type(model).model_fields:
-        found.extend(_walk(getattr(model, field_name), f"{path}.{field_name}" if path else field_name))
+        found.extend(
+            _walk(getattr(model, field_name), f"{path}.{field_name}" if path else field_name)
+        )
     return found
 
 

@@ -50,11 +50,7 @@ def find_config(explicit: str | None = None, cwd: str | None = None) -> Path:
 
 
 def _others(path: Path) -> list[str]:
-    return [
-        name
-        for name in CONFIG_NAMES
-        if name != path.name and (path.parent / name).is_file()
-    ]
+    return [name for name in CONFIG_NAMES if name != path.name and (path.parent / name).is_file()]
 
 
 def deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
@@ -108,9 +104,7 @@ def validate_config(raw: Any, file: str) -> Config:
         config = Config.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(f"invalid config {file}", problems=problems_from(exc)) from exc
-    remote = [
-        s for s in config.scenarios if isinstance(s, str) and REMOTE_PATTERN.match(s.strip())
-    ]
+    remote = [s for s in config.scenarios if isinstance(s, str) and REMOTE_PATTERN.match(s.strip())]
     if remote:
         raise ConfigError(
             f"remote scenario sources are not supported yet: {remote[0]} ({file})",

@@ -125,9 +125,9 @@ class ScenarioInput(_ScenarioFields):
                 if variant.name in seen:
                     raise ValueError(f"unique variant names (duplicate {variant.name!r})")
                 seen.add(variant.name)
-            missing = [
-                v.name for v in self.variants if (v.prompt or self.prompt) is None
-            ] + [v.name for v in self.variants if (v.judge or self.judge) is None]
+            missing = [v.name for v in self.variants if (v.prompt or self.prompt) is None] + [
+                v.name for v in self.variants if (v.judge or self.judge) is None
+            ]
             if missing:
                 raise ValueError(
                     "a prompt and a judge on the scenario or on every variant "

@@ -1,0 +1,100 @@
+"""One registry of agent names: the built-ins plus the config's ``adapters``.
+
+Resolving a name here only says *which* adapter a name means; loading Python adapter code
+happens when a job needs it, so planning and dry runs stay fast.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from axis_eval.adapters.builtins import BUILTINS, BuiltinAgent
+from axis_eval.config.models import Config, DeclarativeAdapter
+from axis_eval.errors import ConfigError
+
+_MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_PY_FILE = re.compile(r"\.py(:[A-Za-z_]\w*)?$")
+
+
+@dataclass(frozen=True)
+class CustomAdapterRef:
+    """A custom adapter from the config: a Python file, a ``module:attr``, or declarative."""
+
+    name: str
+    python_file: str | None = None
+    """Absolute path of a ``.py`` file."""
+    module: str | None = None
+    attribute: str | None = None
+    declarative: DeclarativeAdapter | None = None
+
+
+AdapterRef = BuiltinAgent | CustomAdapterRef
+
+
+def known_names(config: Config) -> list[str]:
+    """Every agent name a config can use, sorted."""
+    return sorted(set(BUILTINS) | set(config.adapters))
+
+
+def resolve_custom(config: Config, config_dir: str, file: str) -> dict[str, CustomAdapterRef]:
+    """Check every entry of ``adapters`` and say what each one is.
+
+    Raises:
+        ConfigError: a TypeScript/JavaScript module, a missing file, or a malformed reference.
+    """
+    out: dict[str, CustomAdapterRef] = {}
+    for name, ref in config.adapters.items():
+        where = f"adapters.{name}"
+        if isinstance(ref, DeclarativeAdapter):
+            out[name] = CustomAdapterRef(name=name, declarative=ref)
+            continue
+        text = ref.strip()
+        suffix = Path(text.split(":", 1)[0] if _PY_FILE.search(text) else text).suffix.lower()
+        if suffix in (".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"):
+            raise ConfigError(
+                f"{where}: {text} is a TypeScript/JavaScript adapter module, which axis-eval "
+                f"cannot load ({file})",
+                hint="write the adapter in Python (a .py file defining `adapter`), or as a "
+                "declarative {command, args, output} object; see docs/adapters.md",
+            )
+        if _PY_FILE.search(text):
+            path_text, _, attr = text.partition(":") if text.count(":") else (text, "", "")
+            path = (Path(config_dir) / path_text).resolve()
+            if not path.is_file():
+                raise ConfigError(f"{where}: adapter file not found: {path} ({file})")
+            out[name] = CustomAdapterRef(name=name, python_file=str(path), attribute=attr or None)
+        elif _MODULE_ATTR.match(text):
+            module, attr = text.split(":", 1)
+            out[name] = CustomAdapterRef(name=name, module=module, attribute=attr)
+        else:
+            raise ConfigError(
+                f"{where}: expected a .py file, a module:attribute, or a declarative object; "
+                f"found {text!r} ({file})"
+            )
+    return out
+
+
+def resolve(
+    name: str,
+    config: Config,
+    custom: dict[str, CustomAdapterRef],
+    *,
+    where: str = "agents",
+    file: str | None = None,
+) -> AdapterRef:
+    """The adapter a name means; a config's ``adapters`` entry overrides a built-in.
+
+    Raises:
+        ConfigError: the name is unknown; the message lists every known name.
+    """
+    if name in custom:
+        return custom[name]
+    if name in BUILTINS:
+        return BUILTINS[name]
+    raise ConfigError(
+        f"{where}: unknown agent {name!r}" + (f" ({file})" if file else ""),
+        hint=f"known agents: {', '.join(known_names(config))}; register your own in "
+        "the config's `adapters`",
+    )

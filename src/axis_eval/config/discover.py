@@ -1,0 +1,159 @@
+"""Find scenarios: walk sources, derive keys, expand variants, collect load failures."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from axis_eval.config._problems import problems_from, unknown_keys
+from axis_eval.config.files import DATA_SUFFIXES, JS_SUFFIXES, TS_SUFFIXES, read_data_file
+from axis_eval.config.models import Config
+from axis_eval.config.scenario import Scenario, ScenarioInput, expand
+from axis_eval.errors import ConfigError
+
+SKIPPED_DIRS = frozenset({"node_modules", "fixtures", "scenario-fixtures"})
+"""Folders never walked (besides dot folders): dependencies and staged fixture files."""
+
+MARKER_FIELDS = ("prompt", "judge", "rubric")
+SCENARIO_ONLY_FIELDS = ("setup", "teardown", "variants", "criteria")
+"""Fields that make a file look like a scenario even without prompt and judge."""
+
+
+class LoadFailure(BaseModel):
+    """A file that looks like a scenario but could not be loaded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    path: str
+    """Path relative to the config directory."""
+    key: str | None = None
+    error: str
+
+
+@dataclass
+class Discovery:
+    """Every runnable scenario (variants expanded), sorted by key, plus what went wrong."""
+
+    scenarios: list[Scenario] = field(default_factory=list)
+    load_failures: list[LoadFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def discover(config: Config, config_dir: str) -> Discovery:
+    """Walk every source of ``config`` and load the scenarios in it.
+
+    Raises:
+        ConfigError: a source path does not exist, or two scenarios share a key.
+    """
+    found = Discovery()
+    base = Path(config_dir)
+    for index, source in enumerate(config.scenarios):
+        if isinstance(source, ScenarioInput):
+            _add_inline(found, source, index)
+            continue
+        path = (base / source).resolve()
+        if path.is_dir():
+            _walk(found, path, base)
+        elif path.is_file():
+            _load_file(found, path, path.stem, base, explicit=True)
+        else:
+            raise ConfigError(
+                f"scenarios source not found: {path}",
+                hint=f"`scenarios` entry {index} ({source!r}) must be a folder or a file "
+                "relative to the config file",
+            )
+    _check_unique(found.scenarios)
+    found.scenarios.sort(key=lambda s: s.key)
+    return found
+
+
+def _add_inline(found: Discovery, source: ScenarioInput, index: int) -> None:
+    if not source.key:
+        raise ConfigError(
+            f"inline scenario scenarios[{index}] needs a `key`",
+            hint="inline scenarios have no file to derive a key from",
+        )
+    found.warnings.extend(f"scenarios[{index}]: {w}" for w in unknown_keys(source))
+    found.scenarios.extend(expand(source, source.key, None))
+
+
+def _walk(found: Discovery, root: Path, base: Path) -> None:
+    ts_files = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            suffix = path.suffix.lower()
+            if suffix in TS_SUFFIXES:
+                ts_files += 1
+                continue
+            if suffix not in DATA_SUFFIXES and suffix not in JS_SUFFIXES:
+                continue
+            key = path.relative_to(root).with_suffix("").as_posix()
+            _load_file(found, path, key, base, explicit=False)
+    if ts_files:
+        found.warnings.append(
+            f"skipped {ts_files} TypeScript file(s) under {_rel(root, base)}: "
+            "TypeScript scenarios are not supported (convert them to JSON or YAML)"
+        )
+
+
+def _rel(path: Path, base: Path) -> str:
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _load_file(found: Discovery, path: Path, key: str, base: Path, *, explicit: bool) -> None:
+    rel = _rel(path, base)
+    try:
+        raw = read_data_file(path, kind="scenario")
+    except ConfigError as exc:
+        found.load_failures.append(LoadFailure(path=rel, key=key, error=exc.message))
+        return
+    if not _looks_like_scenario(raw):
+        if explicit:
+            found.load_failures.append(
+                LoadFailure(path=rel, key=key, error="not a scenario: no `prompt` or `judge`")
+            )
+        return
+    try:
+        scenario = ScenarioInput.model_validate(raw)
+    except ValidationError as exc:
+        detail = "; ".join(p.render() for p in problems_from(exc))
+        found.load_failures.append(LoadFailure(path=rel, key=key, error=detail))
+        return
+    if scenario.key is not None and scenario.key != key:
+        found.load_failures.append(
+            LoadFailure(
+                path=rel,
+                key=key,
+                error=f"declared key {scenario.key!r} does not match path-derived key {key!r}",
+            )
+        )
+        return
+    found.warnings.extend(f"{rel}: {w}" for w in unknown_keys(scenario))
+    found.scenarios.extend(expand(scenario, key, str(path)))
+
+
+def _looks_like_scenario(raw: Any) -> bool:
+    if not isinstance(raw, dict):
+        return False
+    return any(k in raw for k in MARKER_FIELDS) or any(k in raw for k in SCENARIO_ONLY_FIELDS)
+
+
+def _check_unique(scenarios: list[Scenario]) -> None:
+    seen: dict[str, Scenario] = {}
+    for scenario in scenarios:
+        if scenario.key in seen:
+            first = seen[scenario.key].source or "an inline scenario"
+            second = scenario.source or "an inline scenario"
+            raise ConfigError(
+                f"duplicate scenario key {scenario.key!r} ({first} and {second})",
+                hint="variant names must not collide with other scenarios' keys",
+            )
+        seen[scenario.key] = scenario

@@ -1,0 +1,252 @@
+"""Build the job matrix: select scenarios per agent, resolve run counts, order run-major."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from axis_eval.adapters.registry import resolve, resolve_custom
+from axis_eval.config._base import check_runs
+from axis_eval.config.discover import Discovery, discover
+from axis_eval.config.models import DEFAULT_SCENARIO_MINUTES, Config, LoadedConfig
+from axis_eval.config.scenario import Scenario
+from axis_eval.errors import UsageError
+from axis_eval.plan.models import AgentSpec, JobSpec, Pair, Plan
+from axis_eval.plan.select import agent_matches, display_names, scenario_matches, split_list
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the command line narrows the suite to."""
+
+    scenarios: Sequence[str] = ()
+    """``-s`` values: exact keys, base keys or globs (comma lists allowed)."""
+    agents: Sequence[str] = ()
+    """``-a`` values: display names, adapter names or globs (comma lists allowed)."""
+    runs: int | None = None
+    """``--runs``: wins over scenario and settings."""
+    only_pairs: frozenset[tuple[str, str]] | None = None
+    """Restrict to these (scenario key, agent name) pairs (``--failed``)."""
+
+
+def _in_suite(key: str, include: list[str] | None, exclude: list[str] | None) -> bool:
+    if include is not None and not any(p == "*" or scenario_matches(p, key) for p in include):
+        return False
+    return not (exclude and any(p == "*" or scenario_matches(p, key) for p in exclude))
+
+
+def _agent_wants(agent: AgentSpec, key: str) -> bool:
+    if agent.scenarios is None:
+        return True
+    return any(p == "*" or scenario_matches(p, key) for p in agent.scenarios)
+
+
+def _scenario_allows(scenario: Scenario, agent: AgentSpec) -> bool:
+    if scenario.agents is None:
+        return True
+    names = {agent.name.lower(), agent.adapter}
+    return any(a in names for a in scenario.agents)
+
+
+def _run_count(selection: Selection, scenario: Scenario, config: Config) -> int:
+    return selection.runs or scenario.runs or config.settings.runs or 1
+
+
+def _check_cli_runs(runs: int | None) -> None:
+    if runs is None:
+        return
+    try:
+        check_runs(runs)
+    except ValueError as exc:
+        raise UsageError(f"--runs {runs}: expected {exc}") from exc
+
+
+def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
+    """Discover scenarios and build the jobs ``axis run`` would execute, in order.
+
+    Selection narrows in a fixed order (source → suite include → exclude → the agent's
+    own ``scenarios`` → ``-s``), then drops skipped scenarios and those whose ``agents``
+    leave this agent out.
+
+    Raises:
+        ConfigError: an unknown agent, a bad adapter reference, or a bad scenario source.
+        UsageError: bad ``--runs``, or a selection that leaves no job.
+    """
+    sel = selection or Selection()
+    config = loaded.config
+    _check_cli_runs(sel.runs)
+    custom = resolve_custom(config, loaded.config_dir, loaded.path)
+    agents = display_names(config.agents)
+    for index, agent in enumerate(agents):
+        resolve(agent.adapter, config, custom, where=f"agents[{index}].agent", file=loaded.path)
+    found = discover(config, loaded.config_dir)
+    s_patterns = split_list(sel.scenarios)
+    a_patterns = split_list(sel.agents)
+    warnings = list(loaded.warnings) + found.warnings
+    chosen_agents = [
+        a for a in agents if not a_patterns or any(agent_matches(p, a) for p in a_patterns)
+    ]
+    for pattern in a_patterns:
+        if not any(agent_matches(pattern, a) for a in agents):
+            raise UsageError(
+                f"-a {pattern!r} matches no configured agent",
+                hint=f"configured agents: {', '.join(a.name for a in agents)}",
+            )
+    pairs: list[tuple[Scenario, AgentSpec, int]] = []
+    skipped: set[str] = set()
+    matched_s: set[str] = set()
+    for agent in chosen_agents:
+        for scenario in found.scenarios:
+            if not _in_suite(scenario.key, config.include, config.exclude):
+                continue
+            if not _agent_wants(agent, scenario.key):
+                continue
+            if s_patterns:
+                hits = [p for p in s_patterns if scenario_matches(p, scenario.key)]
+                if not hits:
+                    continue
+                matched_s.update(hits)
+            if not _scenario_allows(scenario, agent):
+                continue
+            if scenario.skip:
+                skipped.add(scenario.key)
+                continue
+            pairs.append((scenario, agent, _run_count(sel, scenario, config)))
+    if sel.only_pairs is not None:
+        pairs = [p for p in pairs if (p[0].key, p[1].name) in sel.only_pairs]
+    for pattern in s_patterns:
+        if pattern not in matched_s:
+            warnings.append(f"-s {pattern!r} matched no scenario in the selected suite")
+    warnings.extend(_never_run_warnings(config, [s.key for s in found.scenarios]))
+    jobs = _jobs(pairs, config, loaded.config_dir)
+    if not jobs:
+        raise UsageError(
+            "no jobs to run: the selection is empty",
+            hint=_empty_hint(len(found.scenarios), s_patterns, a_patterns, skipped),
+        )
+    return _assemble(loaded, agents, pairs, jobs, sorted(skipped), found, warnings)
+
+
+def _assemble(
+    loaded: LoadedConfig,
+    agents: list[AgentSpec],
+    pairs: list[tuple[Scenario, AgentSpec, int]],
+    jobs: list[JobSpec],
+    skipped: list[str],
+    found: Discovery,
+    warnings: list[str],
+) -> Plan:
+    max_runs = max(r for _, _, r in pairs)
+    scenario_keys = {s.key for s, _, _ in pairs}
+    agent_names = {a.name for _, a, _ in pairs}
+    line = (
+        f"Discovered {len(scenario_keys)} scenario{'s' if len(scenario_keys) != 1 else ''} "
+        f"across {len(agent_names)} agent{'s' if len(agent_names) != 1 else ''}: "
+        f"{len(pairs)} pair{'s' if len(pairs) != 1 else ''}, "
+        f"{len(jobs)} job{'s' if len(jobs) != 1 else ''}"
+    )
+    if max_runs > 1:
+        line += f" (up to {max_runs} runs each)"
+    notes: list[str] = []
+    run_limit = loaded.config.settings.limits.run
+    if max_runs > 1 and run_limit is not None:
+        notes.append(
+            "note: settings.limits.run is one budget for the whole run, shared by every "
+            f"repeat; with up to {max_runs} runs per pair it runs out about {max_runs}× sooner"
+        )
+    return Plan(
+        config_path=loaded.path,
+        config_dir=loaded.config_dir,
+        profile=loaded.profile,
+        agents=agents,
+        pairs=[Pair(scenario_key=s.key, agent_name=a.name, run_count=r) for s, a, r in pairs],
+        jobs=jobs,
+        skipped=skipped,
+        load_failures=found.load_failures,
+        warnings=warnings,
+        notes=notes,
+        status_line=line,
+        max_runs=max_runs,
+    )
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _jobs(
+    pairs: list[tuple[Scenario, AgentSpec, int]], config: Config, config_dir: str
+) -> list[JobSpec]:
+    max_runs = max((r for _, _, r in pairs), default=0)
+    jobs: list[JobSpec] = []
+    for run_index in range(1, max_runs + 1):
+        for scenario, agent, runs in pairs:
+            if run_index > runs:
+                continue
+            limit = scenario.limits or config.settings.limits.scenario
+            minutes = limit.time_minutes if limit and limit.time_minutes else None
+            env_set = scenario.env if isinstance(scenario.env, dict) else {}
+            env_names = scenario.env if isinstance(scenario.env, list) else []
+            jobs.append(
+                JobSpec(
+                    number=len(jobs) + 1,
+                    scenario=scenario,
+                    agent=agent,
+                    run_index=run_index,
+                    run_count=runs,
+                    time_limit_s=(minutes or DEFAULT_SCENARIO_MINUTES) * 60.0,
+                    token_limit=limit.tokens if limit else None,
+                    env_pass=_dedupe(list(config.env) + list(env_names)),
+                    env_set=dict(env_set),
+                    mcp_servers={**config.mcp_servers, **scenario.mcp_servers},
+                    skills=_dedupe(config.skills + agent.skills + scenario.skills),
+                    artifacts=_dedupe(config.artifacts + scenario.artifacts),
+                    config_dir=config_dir,
+                )
+            )
+    return jobs
+
+
+def _never_run_warnings(config: Config, keys: list[str]) -> list[str]:
+    if config.include is None and not config.exclude:
+        return []
+    out: list[str] = []
+    for key in keys:
+        if _in_suite(key, config.include, config.exclude):
+            continue
+        claimed = False
+        for overlay in config.profiles.values():
+            if not isinstance(overlay, dict):
+                continue
+            paired = "include" in overlay or "exclude" in overlay
+            include = overlay.get("include") if paired else config.include
+            exclude = overlay.get("exclude") if paired else config.exclude
+            include = [include] if isinstance(include, str) else include
+            exclude = [exclude] if isinstance(exclude, str) else exclude
+            if _in_suite(key, include, exclude):
+                claimed = True
+                break
+        if not claimed:
+            out.append(
+                f"scenario {key!r} is excluded by the default suite and no profile includes it: "
+                "it never runs"
+            )
+    return out
+
+
+def _empty_hint(
+    discovered: int, s_patterns: list[str], a_patterns: list[str], skipped: set[str]
+) -> str:
+    if discovered == 0:
+        return "no scenarios were found in the configured sources"
+    parts = [f"{discovered} scenario(s) discovered"]
+    if s_patterns:
+        parts.append(
+            f"-s {','.join(s_patterns)} left none (it cannot reach what the suite excludes)"
+        )
+    if a_patterns:
+        parts.append(f"-a {','.join(a_patterns)}")
+    if skipped:
+        parts.append(f"{len(skipped)} marked skip")
+    parts.append("check include/exclude, each agent's `scenarios` and scenario `agents`")
+    return "; ".join(parts)

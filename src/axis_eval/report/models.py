@@ -1,0 +1,219 @@
+"""The report on disk: ``report.json`` (the manifest) and each run's ``result.json``.
+
+Field names follow AXIS's manifest (camelCase: ``scenarioKey``, ``agentName``,
+``runIndex``, ``durationMs``, ``exitCode``, ``failed``, ``runsTotal``, ``runsFailed`` …).
+Later versions only add fields; ``schemaVersion`` says which shape a file has.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+SCHEMA_VERSION = 1
+AXIS_MANIFEST_VERSION = "0.1.0"
+
+JobStatus = Literal["completed", "failed", "cancelled"]
+"""``cancelled`` means unfinished: a later resume runs it again."""
+
+ErrorKind = Literal[
+    "setup", "spawn", "timeout", "token_limit", "run_limit", "agent", "cancelled", "internal"
+]
+
+
+class OutputModel(BaseModel):
+    """Base of every file axis-eval writes: strict, camelCase on disk, documented."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        use_attribute_docstrings=True,
+        serialize_by_alias=True,
+    )
+
+
+class TokenUsage(OutputModel):
+    """Tokens spent: input, output, and input served from cache."""
+
+    input: int = 0
+    output: int = 0
+    cache_read_input: int = 0
+    cache_write_input: int = 0
+
+    @property
+    def total(self) -> int:
+        """Input + output + cache reads, as AXIS counts them."""
+        return self.input + self.output + self.cache_read_input
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input=self.input + other.input,
+            output=self.output + other.output,
+            cache_read_input=self.cache_read_input + other.cache_read_input,
+            cache_write_input=self.cache_write_input + other.cache_write_input,
+        )
+
+
+class ArtifactEntry(OutputModel):
+    """A file collected from the workspace after the agent finished."""
+
+    path: str
+    """Path inside the workspace."""
+    size_bytes: int
+    mime_type: str
+    file: str
+    """Where the copy lives, relative to the report folder."""
+    content: str | None = None
+    """Text content inlined when small and textual; large files are only linked."""
+
+
+class RunEntry(OutputModel):
+    """One run (job) of a pair."""
+
+    run_index: int
+    status: JobStatus
+    failed: bool
+    """Computed from the whole run output: an answer followed by a non-zero exit is no failure."""
+    exit_code: int | None = None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    duration_ms: int = 0
+    token_usage: TokenUsage | None = None
+    total_cost_usd: float | None = None
+    cost_estimated: bool = False
+    result: str | None = None
+    """The agent's final answer (its last message)."""
+    dir: str
+    """This run's folder, relative to the report folder."""
+    artifacts: list[ArtifactEntry] = Field(default_factory=list)
+    setup_output: str | None = None
+    """Notes the setup actions wrote to ``$AXIS_OUTPUT`` (never shown to the agent)."""
+    teardown_output: str | None = None
+    score: dict[str, Any] | None = None
+    """The scoring result; absent until scored (or with ``--no-score``)."""
+
+
+class Reliability(OutputModel):
+    """Runs that produced a score out of the runs that count."""
+
+    succeeded: int
+    total: int
+    withheld: int = 0
+
+
+class PairEntry(OutputModel):
+    """One (scenario, agent) pair with its runs; the headline fields are its representative's."""
+
+    scenario_key: str
+    base_key: str
+    variant: str | None = None
+    scenario_name: str
+    agent_name: str
+    agent: str
+    """Adapter name."""
+    model: str | None = None
+    status: JobStatus
+    failed: bool
+    run_count: int
+    representative_run_index: int | None = None
+    duration_ms: int = 0
+    exit_code: int | None = None
+    error: str | None = None
+    token_usage: TokenUsage | None = None
+    total_cost_usd: float | None = None
+    score: dict[str, Any] | None = None
+    file: str | None = None
+    """The representative run's ``result.json``, relative to the report folder."""
+    dir: str
+    """The pair's folder, relative to the report folder."""
+    prompt: str
+    judge: str | list[dict[str, Any]]
+    agent_config: dict[str, Any]
+    resolved_config: dict[str, Any]
+    runs: list[RunEntry] = Field(default_factory=list)
+    reliability: Reliability | None = None
+    spread: dict[str, Any] | None = None
+
+
+class Summary(OutputModel):
+    """Counts over pairs (``total`` …) and over runs (``runsTotal`` …)."""
+
+    total: int = 0
+    completed: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    skipped: int = 0
+    runs_total: int = 0
+    runs_completed: int = 0
+    runs_failed: int = 0
+    runs_cancelled: int = 0
+    load_failures: int = 0
+    average_axis_score: float | None = None
+
+
+class LoadFailureEntry(OutputModel):
+    """A scenario file that failed to load."""
+
+    path: str
+    key: str | None = None
+    error: str
+
+
+class ToolInfo(OutputModel):
+    """What wrote the report."""
+
+    name: str = "axis-eval"
+    version: str
+
+
+class ReportManifest(OutputModel):
+    """``report.json``: one entry per pair with its runs."""
+
+    schema_version: int = SCHEMA_VERSION
+    version: str = AXIS_MANIFEST_VERSION
+    """AXIS's manifest version string."""
+    tool: ToolInfo
+    report_id: str
+    name: str | None = None
+    state: Literal["running", "finished", "interrupted"] = "running"
+    """``running`` while jobs are under way; unfinished runs are recorded as cancelled."""
+    started_at: str
+    timestamp: str
+    """When the run ended (or the manifest was last written while running)."""
+    duration_ms: int = 0
+    config_path: str
+    config_dir: str
+    profile: str | None = None
+    summary: Summary
+    results: list[PairEntry] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+    load_failures: list[LoadFailureEntry] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    scoring_weights: dict[str, float] | None = None
+    resolved_config: dict[str, Any] = Field(default_factory=dict)
+    """The config in force (profile merged), secrets redacted."""
+    before_all_output: str | None = None
+    after_all_output: str | None = None
+    exit_code: int | None = None
+    """The exit code ``axis run`` ended with."""
+
+
+class RunResult(OutputModel):
+    """A run's ``result.json``: its entry, the job spec that produced it, and output metadata."""
+
+    schema_version: int = SCHEMA_VERSION
+    scenario_key: str
+    scenario_name: str
+    agent_name: str
+    run: RunEntry
+    spec: dict[str, Any]
+    """The job spec (serialized ``JobSpec``), so a run can be re-run or re-scored alone."""
+    workspace: str | None = None
+    """Where the agent ran (deleted after the job)."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """Other files of this run (transcript, raw output, stderr), relative to the report."""

@@ -1,0 +1,170 @@
+"""Terminal renderings: dry runs, the report list, and one report's detail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from axis_eval.plan.models import Plan
+from axis_eval.report.models import PairEntry, ReportManifest
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*headers).rstrip(), fmt.format(*("─" * w for w in widths))]
+    lines.extend(fmt.format(*row).rstrip() for row in rows)
+    return lines
+
+
+def render_dry_run(plan: Plan) -> str:
+    """The jobs in scheduling order, as text."""
+    lines = [plan.status_line, ""]
+    rows = [
+        [
+            str(job.number),
+            f"{job.run_index}/{job.run_count}",
+            job.scenario.key,
+            job.agent.name,
+            _minutes(job.time_limit_s),
+            f"{job.token_limit:,}" if job.token_limit else "-",
+        ]
+        for job in plan.jobs
+    ]
+    lines.extend(_table(["#", "run", "scenario", "agent", "time", "tokens"], rows))
+    if plan.skipped:
+        lines += ["", f"Skipped ({len(plan.skipped)}): {', '.join(plan.skipped)}"]
+    if plan.load_failures:
+        lines += ["", f"Failed to load ({len(plan.load_failures)}):"]
+        lines += [f"  {f.path}: {f.error}" for f in plan.load_failures]
+    return "\n".join(lines)
+
+
+def dry_run_json(plan: Plan) -> dict[str, Any]:
+    """The dry run as JSON-ready data (camelCase, like the report)."""
+    return {
+        "statusLine": plan.status_line,
+        "configPath": plan.config_path,
+        "profile": plan.profile,
+        "pairs": len(plan.pairs),
+        "jobs": [
+            {
+                "number": job.number,
+                "scenarioKey": job.scenario.key,
+                "agentName": job.agent.name,
+                "agent": job.agent.adapter,
+                "runIndex": job.run_index,
+                "runCount": job.run_count,
+                "timeLimitS": job.time_limit_s,
+                "tokenLimit": job.token_limit,
+            }
+            for job in plan.jobs
+        ],
+        "skipped": plan.skipped,
+        "loadFailures": [f.model_dump() for f in plan.load_failures],
+        "warnings": plan.warnings,
+        "notes": plan.notes,
+    }
+
+
+def _minutes(seconds: float) -> str:
+    minutes = seconds / 60
+    return f"{minutes:g}m"
+
+
+def _duration(ms: int) -> str:
+    if ms < 1000:
+        return f"{ms}ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f}s"
+    return f"{ms // 60_000}m{(ms % 60_000) // 1000:02d}s"
+
+
+def _cost(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+def render_report_list(manifests: list[ReportManifest], limit: int) -> str:
+    """``axis reports``: newest first."""
+    if not manifests:
+        return "No reports found. Run `axis run` to generate one."
+    rows = []
+    for m in manifests[:limit]:
+        s = m.summary
+        avg = "-" if s.average_axis_score is None else f"{s.average_axis_score:g}"
+        cost = sum(r.total_cost_usd or 0.0 for r in m.results) or None
+        rows.append(
+            [
+                m.report_id,
+                m.state,
+                str(s.total),
+                avg,
+                str(s.completed),
+                str(s.failed),
+                _duration(m.duration_ms),
+                _cost(cost),
+            ]
+        )
+    lines = ["AXIS Reports", ""]
+    lines += _table(
+        ["Report ID", "state", "pairs", "AXIS", "pass", "fail", "duration", "cost"], rows
+    )
+    if len(manifests) > limit:
+        lines.append(f"  ... and {len(manifests) - limit} more")
+    return "\n".join(lines)
+
+
+def _status(entry: PairEntry) -> str:
+    marks = {"completed": "✓ pass", "failed": "✗ fail", "cancelled": "○ cancelled"}
+    return marks[entry.status]
+
+
+def render_report_detail(m: ReportManifest) -> str:
+    """``axis reports ID``: the header and one row per pair."""
+    s = m.summary
+    counts = [f"{s.completed} completed"]
+    if s.failed:
+        counts.append(f"{s.failed} failed")
+    if s.cancelled:
+        counts.append(f"{s.cancelled} cancelled")
+    if s.skipped:
+        counts.append(f"{s.skipped} skipped")
+    lines = [
+        f"AXIS Report: {m.report_id}" + (f" ({m.name})" if m.name else ""),
+        f"  Timestamp:  {m.timestamp}",
+        f"  Duration:   {_duration(m.duration_ms)}",
+        f"  State:      {m.state}",
+        f"  Pairs:      {', '.join(counts)} ({s.total} total)",
+        f"  Runs:       {s.runs_total} total, {s.runs_failed} failed"
+        + (f", {s.runs_cancelled} cancelled" if s.runs_cancelled else ""),
+    ]
+    if s.average_axis_score is not None:
+        lines.append(f"  AXIS Result: {s.average_axis_score:g} / 100 (average)")
+    lines.append("")
+    rows = []
+    for e in m.results:
+        agent = e.agent_name + (f" @{e.variant}" if e.variant else "")
+        tokens = f"{e.token_usage.total:,}" if e.token_usage else "-"
+        runs = f"{sum(r.status == 'completed' for r in e.runs)}/{e.run_count}"
+        rows.append(
+            [
+                e.base_key,
+                agent,
+                _status(e),
+                runs,
+                _duration(e.duration_ms),
+                tokens,
+                _cost(e.total_cost_usd),
+            ]
+        )
+    table = _table(["Scenario", "Agent", "Status", "runs", "Duration", "tokens", "Cost"], rows)
+    lines += table[:2]
+    for entry, row_line in zip(m.results, table[2:], strict=True):
+        lines.append(row_line)
+        if entry.error:
+            lines.append(f"    ↳ {entry.error.splitlines()[0][:120]}")
+    if m.load_failures:
+        lines += ["", f"Failed to load ({len(m.load_failures)}):"]
+        lines += [f"  {f.path}: {f.error}" for f in m.load_failures]
+    return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""The report folder: ids, layout, atomic redacted writes, and reading reports back.
+
+::
+
+    <config dir>/.axis/reports/<id>/
+      report.json                          the manifest
+      scenarios/<scenario key>/<agent>/    one folder per pair
+        result.json transcript.json raw.ndjson stderr.log artifacts/   (runs: 1)
+        run-<i>/result.json …                                          (runs > 1)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from axis_eval._util.files import atomic_write_bytes, atomic_write_text
+from axis_eval._util.redact import Redactor
+from axis_eval.errors import ReportNotFound
+from axis_eval.report.models import ReportManifest
+
+REPORTS_DIR = Path(".axis") / "reports"
+
+
+def reports_root(config_dir: str | Path) -> Path:
+    """``<config dir>/.axis/reports``."""
+    return Path(config_dir) / REPORTS_DIR
+
+
+def new_report_id(root: Path, now: datetime | None = None) -> str:
+    """Create a fresh report folder and return its id: ``YYYY-MM-DD-HHMMSS[-n]``.
+
+    The folder is created with an exclusive ``mkdir``, so two runs started in the same
+    second get different ids.
+    """
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d-%H%M%S")
+    root.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        rid = stamp if n == 1 else f"{stamp}-{n}"
+        try:
+            (root / rid).mkdir()
+        except FileExistsError:
+            n += 1
+            continue
+        return rid
+
+
+def pair_dir(scenario_key: str, agent_name: str) -> str:
+    """A pair's folder relative to the report folder."""
+    return f"scenarios/{scenario_key}/{agent_name}"
+
+
+def run_dir(scenario_key: str, agent_name: str, run_index: int, run_count: int) -> str:
+    """A run's folder relative to the report folder: the pair folder when unrepeated."""
+    base = pair_dir(scenario_key, agent_name)
+    return base if run_count == 1 else f"{base}/run-{run_index}"
+
+
+class ReportStore:
+    """Writes one report folder; every file goes through the redactor and an atomic rename."""
+
+    def __init__(self, folder: Path, redactor: Redactor | None = None) -> None:
+        self.folder = folder
+        self.redactor = redactor or Redactor()
+
+    @property
+    def report_id(self) -> str:
+        """The folder's name."""
+        return self.folder.name
+
+    def path(self, relative: str) -> Path:
+        """An absolute path inside the report folder; refuses to leave it."""
+        target = (self.folder / relative).resolve()
+        if not target.is_relative_to(self.folder.resolve()):
+            raise ValueError(f"path escapes the report folder: {relative}")
+        return target
+
+    def write_text(self, relative: str, text: str) -> Path:
+        """Write redacted text atomically."""
+        target = self.path(relative)
+        atomic_write_text(target, self.redactor.text(text))
+        return target
+
+    def write_bytes(self, relative: str, data: bytes) -> Path:
+        """Write bytes atomically (artifacts: not redacted, they are the agent's work)."""
+        target = self.path(relative)
+        atomic_write_bytes(target, data)
+        return target
+
+    def write_json(self, relative: str, value: Any) -> Path:
+        """Write a model or JSON-like value, redacted, pretty-printed, atomically."""
+        data = (
+            value.model_dump(mode="json", by_alias=True) if isinstance(value, BaseModel) else value
+        )
+        text = json.dumps(self.redactor.data(data), indent=2, ensure_ascii=False) + "\n"
+        target = self.path(relative)
+        atomic_write_text(target, text)
+        return target
+
+    def write_lines(self, relative: str, lines: list[str]) -> Path:
+        """Write lines (raw output), redacted, atomically."""
+        return self.write_text(relative, "".join(line + "\n" for line in lines))
+
+    def write_manifest(self, manifest: ReportManifest) -> Path:
+        """Write ``report.json``."""
+        return self.write_json("report.json", manifest)
+
+
+def list_reports(config_dir: str | Path) -> list[ReportManifest]:
+    """Every readable report, newest first; unreadable manifests are skipped."""
+    root = reports_root(config_dir)
+    if not root.is_dir():
+        return []
+    found: list[ReportManifest] = []
+    for entry in os.scandir(root):
+        manifest = Path(entry.path) / "report.json"
+        if not entry.is_dir() or not manifest.is_file():
+            continue
+        try:
+            found.append(ReportManifest.model_validate_json(manifest.read_bytes()))
+        except (ValidationError, OSError, ValueError):
+            continue
+    found.sort(key=lambda m: (m.started_at, m.report_id), reverse=True)
+    return found
+
+
+def read_report(config_dir: str | Path, report_id: str = "latest") -> ReportManifest:
+    """One report by id; ``latest`` is the newest.
+
+    Raises:
+        ReportNotFound: no such report, or its manifest is unreadable.
+    """
+    if report_id == "latest":
+        reports = list_reports(config_dir)
+        if not reports:
+            raise ReportNotFound("no reports found", hint="run `axis run` to create one")
+        return reports[0]
+    root = reports_root(config_dir)
+    folder = (root / report_id).resolve()
+    if not folder.is_relative_to(root.resolve()) or not (folder / "report.json").is_file():
+        raise ReportNotFound(f"report {report_id!r} not found in {root}")
+    try:
+        return ReportManifest.model_validate_json((folder / "report.json").read_bytes())
+    except (ValidationError, ValueError) as exc:
+        raise ReportNotFound(f"report {report_id!r} has an unreadable report.json: {exc}") from exc
+
+
+def report_folder(config_dir: str | Path, report_id: str) -> Path:
+    """The folder of a report id."""
+    return reports_root(config_dir) / report_id

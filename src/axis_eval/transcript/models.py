@@ -1,0 +1,71 @@
+"""The normalized transcript: one shape for every agent's conversation and tool calls."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from axis_eval.report.models import OutputModel, TokenUsage
+
+TRANSCRIPT_SCHEMA_VERSION = 1
+
+EntryType = Literal["user", "assistant", "thinking", "tool", "system", "error"]
+
+
+class ToolCall(OutputModel):
+    """A tool call paired with its result."""
+
+    id: str
+    name: str
+    """The tool's name as the agent called it (``Bash``, ``run_shell_command`` …)."""
+    input: Any = None
+    output: str | None = None
+    """The result text; None while the call is open (or when the run ended first)."""
+    is_error: bool = False
+    kind: str | None = None
+    """Agent-specific kind (an ACP tool kind, a Codex item type …)."""
+    started_at: str | None = None
+    ended_at: str | None = None
+    duration_ms: int | None = None
+    input_bytes: int = 0
+    output_bytes: int = 0
+
+
+class Entry(OutputModel):
+    """One step of the conversation."""
+
+    type: EntryType
+    timestamp: str
+    """ISO 8601, UTC."""
+    offset_ms: int = 0
+    """Milliseconds since the agent started."""
+    text: str | None = None
+    """Message, thinking or error text."""
+    tool: ToolCall | None = None
+    """For ``type == "tool"``: the call and its result."""
+
+
+class Transcript(OutputModel):
+    """A run's normalized transcript (``transcript.json``)."""
+
+    schema_version: int = TRANSCRIPT_SCHEMA_VERSION
+    agent: str
+    """Adapter name."""
+    model: str | None = None
+    session_id: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    duration_ms: int = 0
+    entries: list[Entry] = Field(default_factory=list)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float | None = None
+    cost_estimated: bool = False
+    """True when the cost was computed from a price table, not reported by the agent."""
+    result: str | None = None
+    """The final answer."""
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """Every tool call, in order."""
+        return [e.tool for e in self.entries if e.tool is not None]
