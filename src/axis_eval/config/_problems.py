@@ -113,7 +113,7 @@ def _known_names(model: BaseModel) -> list[str]:
 def unknown_keys(model: BaseModel, path: str = "") -> list[str]:
     """Warnings for keys no model knows, each with a "did you mean" hint when one is close."""
     found: list[str] = []
-    for key in (model.model_extra or {}).keys():
+    for key in model.model_extra or {}:
         where = f"{path}.{key}" if path else key
         found.append(f"unknown key {where!r}{_suggest(key, _known_names(model))}")
     for field_name in type(model).model_fields:

@@ -20,7 +20,8 @@ const { pathToFileURL } = require("node:url");
 const [file, profile] = process.argv.slice(1);
 import(pathToFileURL(file).href).then(async (mod) => {
   let value = mod.default !== undefined ? mod.default : mod;
-  if (value && typeof value === "object" && value.default !== undefined && Object.keys(value).length === 1) {
+  const keys = value && typeof value === "object" ? Object.keys(value) : [];
+  if (keys.length === 1 && keys[0] === "default") {
     value = value.default;
   }
   if (typeof value === "function") value = await value({ profile: profile || undefined });

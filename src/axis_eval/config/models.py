@@ -178,7 +178,7 @@ class Config(InputModel):
     """Editor hint; ignored."""
     name: str | None = None
     """Shown in the report."""
-    scenarios: list[ScenarioSource] = Field(default_factory=lambda: ["./scenarios"])
+    scenarios: list[ScenarioSource] = Field(default_factory=lambda: list[Any](["./scenarios"]))
     """Folders, files, or inline scenarios (with ``key``); default ``./scenarios``."""
     agents: list[AgentEntry] = Field(min_length=1)
     """Agents to run every scenario with."""

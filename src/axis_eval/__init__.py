@@ -1,0 +1,64 @@
+"""axis-eval: run AI coding agents against scenarios, score them (AXIS), catch regressions.
+
+The public API is loaded lazily so ``import axis_eval`` and ``axis --version`` stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from axis_eval._version import __version__
+
+if TYPE_CHECKING:
+    from axis_eval.config.load import load_config
+    from axis_eval.config.models import Config, LoadedConfig
+    from axis_eval.config.scaffold import init_project
+    from axis_eval.config.scenario import Scenario
+    from axis_eval.errors import AxisError, ConfigError, PreflightError, UsageError
+    from axis_eval.pipeline import RunOptions, RunOutcome, run, run_async
+    from axis_eval.plan.matrix import Selection, plan
+    from axis_eval.plan.models import JobSpec, Plan
+    from axis_eval.report.models import ReportManifest, RunResult
+    from axis_eval.runs.store import list_reports, read_report
+    from axis_eval.schemas import schema_for
+
+_EXPORTS = {
+    "AxisError": "axis_eval.errors",
+    "Config": "axis_eval.config.models",
+    "ConfigError": "axis_eval.errors",
+    "JobSpec": "axis_eval.plan.models",
+    "LoadedConfig": "axis_eval.config.models",
+    "Plan": "axis_eval.plan.models",
+    "PreflightError": "axis_eval.errors",
+    "ReportManifest": "axis_eval.report.models",
+    "RunOptions": "axis_eval.pipeline",
+    "RunOutcome": "axis_eval.pipeline",
+    "RunResult": "axis_eval.report.models",
+    "Scenario": "axis_eval.config.scenario",
+    "Selection": "axis_eval.plan.matrix",
+    "UsageError": "axis_eval.errors",
+    "init_project": "axis_eval.config.scaffold",
+    "list_reports": "axis_eval.runs.store",
+    "load_config": "axis_eval.config.load",
+    "plan": "axis_eval.plan.matrix",
+    "read_report": "axis_eval.runs.store",
+    "run": "axis_eval.pipeline",
+    "run_async": "axis_eval.pipeline",
+    "schema_for": "axis_eval.schemas",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'axis_eval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
