@@ -1,0 +1,196 @@
+"""The ``axis`` command: each subcommand turns flags into an API call, renders, exits.
+
+Only this module turns an :class:`~axis_eval.errors.AxisError` into a message and an exit
+code. Heavy imports live inside the commands so ``axis --version`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from axis_eval._version import __version__
+
+
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        click.echo(f"warning: {line}", err=True)
+
+
+def _fail(error: Any) -> NoReturn:
+    click.echo(f"error: {error.render()}", err=True)
+    sys.exit(error.exit_code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="axis")
+def cli() -> None:
+    """axis-eval: run AI coding agents on scenarios and score them (AXIS)."""
+
+
+@cli.command("run")
+@click.option("-c", "--config", "config_path", help="Config file or folder (default: probe cwd).")
+@click.option(
+    "-s", "--scenario", "--scenarios", "scenarios", multiple=True,
+    help="Scenario keys, base keys or globs; comma lists allowed.",
+)
+@click.option(
+    "-a", "--agent", "--agents", "agents", multiple=True,
+    help="Agent names, adapter names or globs; comma lists allowed.",
+)
+@click.option("--profile", help="A profile from the config's `profiles`.")
+@click.option("--runs", type=int, help="Repeat count for every pair (odd, 1-19).")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Jobs at once (default 15).")
+@click.option("--dry-run", is_flag=True, help="Print the jobs in scheduling order; run nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+@click.option("--no-score", is_flag=True, help="Skip judging.")
+@click.option(
+    "--grace-seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
+    help="Time between SIGTERM and SIGKILL when an agent is stopped.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log each step to stderr.")
+def run_command(
+    config_path: str | None,
+    scenarios: tuple[str, ...],
+    agents: tuple[str, ...],
+    profile: str | None,
+    runs: int | None,
+    concurrency: int | None,
+    dry_run: bool,
+    as_json: bool,
+    no_score: bool,
+    grace_seconds: float,
+    verbose: bool,
+) -> None:
+    """Run every scenario × agent pair and write a report."""
+    from axis_eval import AxisError, load_config
+    # Not `from axis_eval import plan`: once the `axis_eval.plan` subpackage is imported,
+    # that name is the subpackage, not the function.
+    from axis_eval.plan.matrix import Selection, plan
+
+    try:
+        loaded = load_config(config_path, profile=profile)
+        selection = Selection(scenarios=scenarios, agents=agents, runs=runs)
+        if dry_run:
+            the_plan = plan(loaded, selection)
+            _warn(the_plan.warnings)
+            from axis_eval.report.render import dry_run_json, render_dry_run
+
+            if as_json:
+                click.echo(json.dumps(dry_run_json(the_plan), indent=2))
+            else:
+                click.echo(render_dry_run(the_plan))
+            return
+        # The execution stack is imported only for real runs: a dry run plans and prints.
+        from axis_eval import RunOptions, run
+        from axis_eval.cli.live import make_display
+
+        outcome = run(
+            RunOptions(
+                display=make_display(verbose),
+                loaded=loaded,
+                selection=selection,
+                concurrency=concurrency,
+                score=not no_score,
+                grace_s=grace_seconds,
+                verbose=verbose,
+                json_output=as_json,
+            )
+        )
+    except AxisError as error:
+        _fail(error)
+    if as_json:
+        click.echo(outcome.manifest.model_dump_json(by_alias=True, indent=2))
+    else:
+        from axis_eval.report.render import render_report_detail
+
+        click.echo(render_report_detail(outcome.manifest), err=True)
+    click.echo(f"  Report saved: {outcome.report_dir}", err=True)
+    click.echo(f"  View details: axis reports {outcome.manifest.report_id}", err=True)
+    sys.exit(outcome.exit_code)
+
+
+@cli.command("schema")
+@click.argument("name", required=False, type=click.Choice(["config", "scenario", "report", "result"]))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write files here.")
+def schema_command(name: str | None, out_dir: str | None) -> None:
+    """Print the JSON Schema of a file format (all of them without NAME)."""
+    from pathlib import Path
+
+    from axis_eval.schemas import SCHEMA_NAMES, schema_for, write_schemas
+
+    if out_dir:
+        for path in write_schemas(Path(out_dir)):
+            click.echo(f"wrote {path}", err=True)
+        return
+    if name:
+        click.echo(json.dumps(schema_for(name), indent=2))
+    else:
+        click.echo(json.dumps({n: schema_for(n) for n in SCHEMA_NAMES}, indent=2))
+
+
+@cli.command("init")
+@click.option("-s", "--scenarios", default="./scenarios", show_default=True)
+@click.option("-a", "--agent", "agents", multiple=True, help="Agent names (default claude-code).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["json", "yaml", "toml"]), default="json",
+    show_default=True,
+)
+@click.option("-f", "--force", is_flag=True, help="Overwrite existing files.")
+def init_command(scenarios: str, agents: tuple[str, ...], fmt: str, force: bool) -> None:
+    """Scaffold a config and a sample scenario in the current folder."""
+    from axis_eval import AxisError, init_project
+    from axis_eval.plan.select import split_list
+
+    try:
+        written = init_project(
+            ".",
+            agents=split_list(agents) or None,
+            scenarios=scenarios,
+            fmt=fmt,  # type: ignore[arg-type]
+            force=force,
+        )
+    except AxisError as error:
+        _fail(error)
+    for path in written:
+        click.echo(f"Created {path}")
+    click.echo("Run `axis run --dry-run` to see the jobs, then `axis run`.")
+
+
+@cli.command("reports")
+@click.argument("report_id", required=False)
+@click.option("-c", "--config", "config_path", help="Config file or folder (locates .axis/).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True)
+def reports_command(
+    report_id: str | None, config_path: str | None, as_json: bool, limit: int
+) -> None:
+    """List reports, or show one (ID or `latest`)."""
+    from axis_eval import AxisError, list_reports, load_config, read_report
+    from axis_eval.report.render import render_report_detail, render_report_list
+
+    try:
+        loaded = load_config(config_path)
+        if report_id is None:
+            manifests = list_reports(loaded.config_dir)
+            if as_json:
+                data = [m.model_dump(mode="json", by_alias=True) for m in manifests[:limit]]
+                click.echo(json.dumps(data, indent=2))
+            else:
+                click.echo(render_report_list(manifests, limit))
+            return
+        manifest = read_report(loaded.config_dir, report_id)
+    except AxisError as error:
+        _fail(error)
+    if as_json:
+        click.echo(manifest.model_dump_json(by_alias=True, indent=2))
+    else:
+        click.echo(render_report_detail(manifest))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="axis")

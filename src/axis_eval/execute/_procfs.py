@@ -1,0 +1,120 @@
+"""/proc scans (which processes carry a job marker) and reaping of zombie children.
+
+Stdlib only, so the watchdog in :mod:`._sentinel` can import it without slowing its start.
+Nothing here sends signals; every read tolerates processes that vanish or that we may not
+inspect.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Container
+
+MARKER_KEY = "AXIS_JOB_MARKER"
+"""Environment variable every process of a job carries: ``<run_token>/<job_id>``."""
+
+_PROC = "/proc"
+
+
+def marker_entry(marker: str) -> bytes:
+    """The raw ``KEY=value`` environment entry for ``marker``, as /proc shows it."""
+    return f"{MARKER_KEY}={marker}".encode()
+
+
+def _pids() -> list[int]:
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    return [int(name) for name in names if name.isdigit()]
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:  # gone, or not ours to read
+        return None
+
+
+def stat(pid: int) -> tuple[str, int, int] | None:
+    """``(state, ppid, pgrp)`` of ``pid``, or None when it is gone."""
+    raw = _read(f"{_PROC}/{pid}/stat")
+    if raw is None:
+        return None
+    fields = raw.rpartition(b")")[2].split()  # the command name may hold spaces and ")"
+    try:
+        return fields[0].decode(), int(fields[1]), int(fields[2])
+    except (IndexError, ValueError):
+        return None
+
+
+def is_running(pid: int) -> bool:
+    """True while ``pid`` exists and is neither a zombie nor dead."""
+    info = stat(pid)
+    return info is not None and info[0] not in ("Z", "X")
+
+
+def find(entry: bytes, *, prefix: bool = False, pgid: int | None = None) -> list[int]:
+    """Live pids (never our own) whose environment holds ``entry`` or that belong to ``pgid``.
+
+    With ``prefix`` an environment entry only has to start with ``entry``; otherwise the whole
+    ``KEY=value`` entry must equal it. A zombie's environment reads as empty, so zombies never
+    match on the marker; with ``pgid`` their state is checked explicitly.
+    """
+    me = os.getpid()
+    found: list[int] = []
+    for pid in _pids():
+        if pid == me:
+            continue
+        if pgid is not None:
+            info = stat(pid)
+            if info is None or info[0] in ("Z", "X"):
+                continue
+            if info[2] == pgid:
+                found.append(pid)
+                continue
+        raw = _read(f"{_PROC}/{pid}/environ")
+        if not raw:
+            continue
+        entries = raw.split(b"\0")
+        if prefix:
+            if any(item.startswith(entry) for item in entries):
+                found.append(pid)
+        elif entry in entries:
+            found.append(pid)
+    return found
+
+
+def zombie_children(ppid: int) -> list[int]:
+    """Zombie processes whose parent is ``ppid`` (orphans adopted by a subreaper included)."""
+    found: list[int] = []
+    for pid in _pids():
+        info = stat(pid)
+        if info is not None and info[0] == "Z" and info[1] == ppid:
+            found.append(pid)
+    return found
+
+
+def reap_zombie_children(skip: Container[int]) -> list[int]:
+    """``waitpid()`` our zombie children except those in ``skip``; return the reaped pids.
+
+    A cheap ``waitid(WNOWAIT)`` peek comes first, so the /proc scan only runs when some
+    child is waiting to be reaped. Pids in ``skip`` are left to whoever owns their status.
+    """
+    try:
+        if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            return []
+    except ChildProcessError:  # no children at all
+        return []
+    reaped: list[int] = []
+    for pid in zombie_children(os.getpid()):
+        if pid in skip:
+            continue
+        try:
+            got, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        if got:
+            reaped.append(got)
+    return reaped

@@ -1,0 +1,107 @@
+"""The executor seam and the scheduler that feeds it.
+
+A job is one async function over a serializable :class:`JobSpec` returning a serializable
+:class:`JobOutcome`. The scheduler owns the order (run-major, from the plan), the
+concurrency bound, cancellation and saving; an :class:`Executor` only runs one job. The
+local asyncio pool is the only executor here; a Dask executor or a container executor
+built on the AX runner implements the same two members and plugs in unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+from axis_eval.execute.job import JobContext, cancelled_outcome, run_job
+from axis_eval.execute.models import JobOutcome
+from axis_eval.plan.models import JobSpec
+
+
+class Executor(Protocol):
+    """Runs one job somewhere and returns its outcome."""
+
+    @property
+    def capacity(self) -> int:
+        """How many jobs it can run at once."""
+        ...
+
+    async def execute(self, spec: JobSpec, ctx: JobContext) -> JobOutcome:
+        """Run ``spec``; must honour ``ctx.stop`` and never raise for a job's own failure."""
+        ...
+
+
+class LocalExecutor:
+    """Runs jobs in this process's event loop (the ``--concurrency`` pool)."""
+
+    def __init__(self, concurrency: int) -> None:
+        self._capacity = concurrency
+
+    @property
+    def capacity(self) -> int:
+        """The concurrency bound."""
+        return self._capacity
+
+    async def execute(self, spec: JobSpec, ctx: JobContext) -> JobOutcome:
+        """Run the job here."""
+        return await run_job(spec, ctx)
+
+
+OnResult = Callable[[JobOutcome], Awaitable[None] | None]
+
+
+async def schedule(
+    jobs: Sequence[JobSpec],
+    executor: Executor,
+    ctx: JobContext,
+    on_result: OnResult,
+) -> list[JobOutcome]:
+    """Run ``jobs`` in order, at most ``executor.capacity`` at once.
+
+    Each outcome is handed to ``on_result`` (which saves it) as soon as it arrives, before
+    the next one. When ``ctx.stop`` fires, nothing new starts; running jobs stop and come
+    back cancelled (or failed, for a run limit); jobs never started are cancelled.
+    """
+    slots = asyncio.Semaphore(executor.capacity)
+    outcomes: dict[int, JobOutcome] = {}
+    save_lock = asyncio.Lock()
+
+    async def deliver(outcome: JobOutcome) -> None:
+        async with save_lock:
+            outcomes[outcome.spec.number] = outcome
+            maybe = on_result(outcome)
+            if maybe is not None:
+                await maybe
+
+    async def one(spec: JobSpec) -> None:
+        try:
+            outcome = await executor.execute(spec, ctx)
+        except Exception as exc:  # a harness bug must not take the other jobs down
+            outcome = JobOutcome(
+                spec=spec,
+                status="failed",
+                failed=True,
+                error=f"internal error: {type(exc).__name__}: {exc}",
+                error_kind="internal",
+            )
+        finally:
+            slots.release()
+        await deliver(outcome)
+
+    async with asyncio.TaskGroup() as group:
+        for spec in jobs:
+            acquire = asyncio.ensure_future(slots.acquire())
+            stopped = asyncio.ensure_future(ctx.stop.event.wait())
+            await asyncio.wait({acquire, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if ctx.stop.event.is_set():
+                if acquire.done() and not acquire.cancelled():
+                    slots.release()
+                else:
+                    acquire.cancel()
+                break
+            group.create_task(one(spec))
+    for spec in jobs:
+        if spec.number not in outcomes:
+            await deliver(cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind))
+    return [outcomes[s.number] for s in jobs]

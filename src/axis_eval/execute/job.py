@@ -1,0 +1,240 @@
+"""One job: setup → spawn → capture → score (seam) → teardown, returning a JobOutcome.
+
+Saving is the caller's step: the outcome is serializable, so the scheduler writes it to the
+report the moment it arrives, wherever the job ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from axis_eval.adapters.base import AdapterInput, AgentAdapter
+from axis_eval.adapters.runner import AgentOutput, RunControl, run_adapter
+from axis_eval.execute.artifacts import collect_artifacts
+from axis_eval.execute.lifecycle import run_phase
+from axis_eval.execute.models import JobOutcome
+from axis_eval.execute.process import kill_marked
+from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs
+from axis_eval.plan.models import JobSpec
+from axis_eval.progress import Phase
+from axis_eval.report.models import ErrorKind
+
+
+class Scorer(Protocol):
+    """The scoring seam: called after capture, before teardown, while the workspace exists."""
+
+    async def score(self, outcome: JobOutcome, workspace: Path) -> dict[str, Any] | None:
+        """A score for a finished run, or None when it cannot be scored."""
+
+
+@dataclass
+class StopSignal:
+    """Why the whole run is stopping: set once, seen by every job."""
+
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    reason: str = "Run cancelled"
+    kind: ErrorKind = "cancelled"
+
+    def trigger(self, reason: str, kind: ErrorKind = "cancelled") -> None:
+        """Stop everything (first reason wins)."""
+        if not self.event.is_set():
+            self.reason = reason
+            self.kind = kind
+            self.event.set()
+
+
+@dataclass
+class JobContext:
+    """What the local side gives every job: loaded adapters, controls and callbacks."""
+
+    run_token: str
+    adapters: Mapping[str, AgentAdapter[Any]]
+    parent_env: Mapping[str, str]
+    stop: StopSignal
+    grace_s: float = 5.0
+    scorer: Scorer | None = None
+    on_phase: Callable[[JobSpec, Phase], None] = lambda job, phase: None
+    on_tokens: Callable[[JobSpec, int], tuple[ErrorKind, str] | None] = lambda job, n: None
+    tmp_base: str | None = None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def cancelled_outcome(spec: JobSpec, reason: str, kind: ErrorKind = "cancelled") -> JobOutcome:
+    """The outcome of a job that never started."""
+    return JobOutcome(
+        spec=spec,
+        status="cancelled",
+        failed=False,
+        error=reason,
+        error_kind=kind,
+    )
+
+
+def _token_gate(
+    spec: JobSpec, ctx: JobContext
+) -> Callable[[int], tuple[ErrorKind, str] | None]:
+    def gate(total: int) -> tuple[ErrorKind, str] | None:
+        if spec.token_limit is not None and total >= spec.token_limit:
+            return ("token_limit", f"Scenario token limit reached ({spec.token_limit} tokens)")
+        return ctx.on_tokens(spec, total)
+
+    return gate
+
+
+async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
+    """Run one job start to finish; never raises for anything the job itself did."""
+    if ctx.stop.event.is_set():
+        return cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind)
+    marker = f"{ctx.run_token}/{spec.number}"
+    adapter = ctx.adapters[spec.agent.adapter]
+    dirs = create_job_dirs(ctx.tmp_base)
+    started = _now()
+    try:
+        return await _run(spec, ctx, adapter, dirs, marker, started)
+    finally:
+        await kill_marked(marker, 0.5)
+        dirs.remove()
+
+
+async def _run(
+    spec: JobSpec,
+    ctx: JobContext,
+    adapter: AgentAdapter[Any],
+    dirs: JobDirs,
+    marker: str,
+    started: str,
+) -> JobOutcome:
+    isolation = adapter.isolation_env(str(dirs.workspace), str(dirs.home)) if (
+        adapter.isolation_env
+    ) else {}
+    env = build_env(
+        spec, dirs, ctx.parent_env, adapter_env=adapter.required_env, isolation=isolation
+    )
+    phase_args: dict[str, Any] = {
+        "cwd": dirs.workspace,
+        "env": env,
+        "copy_root": Path(spec.config_dir),
+        "marker": marker,
+        "grace_s": ctx.grace_s,
+    }
+    setup_notes: str | None = None
+    if spec.scenario.setup:
+        ctx.on_phase(spec, "setup")
+        setup = await run_phase(
+            spec.scenario.setup, phase="setup", notes=dirs.root / "setup-notes.md", **phase_args
+        )
+        setup_notes = setup.notes
+        if setup.error:
+            teardown = await _teardown(spec, ctx, dirs, phase_args)
+            return JobOutcome(
+                spec=spec,
+                status="failed",
+                failed=True,
+                error=f"Setup failed: {setup.error}",
+                error_kind="setup",
+                started_at=started,
+                ended_at=_now(),
+                setup_output=setup_notes,
+                teardown_output=teardown,
+                workspace=str(dirs.workspace),
+            )
+    if ctx.stop.event.is_set():
+        return cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind)
+    ctx.on_phase(spec, "running")
+    output = await _spawn(spec, ctx, adapter, dirs, env)
+    outcome = _outcome(spec, ctx, output, started, dirs)
+    outcome.setup_output = setup_notes
+    outcome.artifacts = collect_artifacts(dirs.workspace, spec.artifacts)
+    if ctx.scorer is not None and outcome.status == "completed":
+        ctx.on_phase(spec, "scoring")
+        outcome.score = await ctx.scorer.score(outcome, dirs.workspace)
+    outcome.teardown_output = await _teardown(spec, ctx, dirs, phase_args)
+    return outcome
+
+
+async def _spawn(
+    spec: JobSpec,
+    ctx: JobContext,
+    adapter: AgentAdapter[Any],
+    dirs: JobDirs,
+    env: dict[str, str],
+) -> AgentOutput:
+    inp = AdapterInput(
+        prompt=spec.scenario.prompt,
+        agent=spec.agent,
+        workspace=str(dirs.workspace),
+        home=str(dirs.home),
+        env=env,
+        mcp_servers=dict(spec.mcp_servers),
+        skills=list(spec.skills),
+        time_limit_s=spec.time_limit_s,
+    )
+    control = RunControl(
+        marker=f"{ctx.run_token}/{spec.number}",
+        grace_s=ctx.grace_s,
+        cancel=ctx.stop.event,
+        on_tokens=_token_gate(spec, ctx),
+    )
+    control.cancel_reason = ctx.stop.reason
+    if adapter.prepare is not None:
+        adapter.prepare(inp)
+    output = await run_adapter(adapter, inp, control)
+    return output
+
+
+def _outcome(
+    spec: JobSpec, ctx: JobContext, output: AgentOutput, started: str, dirs: JobDirs
+) -> JobOutcome:
+    kind = output.error_kind
+    error = output.error
+    if kind == "cancelled" and ctx.stop.event.is_set():
+        error, kind = ctx.stop.reason, ctx.stop.kind
+    if kind == "cancelled":
+        status = "cancelled"
+    elif output.failed or error is not None and output.result is None:
+        status = "failed"
+    else:
+        status = "completed"
+    return JobOutcome(
+        spec=spec,
+        status=status,
+        failed=status == "failed",
+        exit_code=output.exit_code,
+        error=error,
+        error_kind=kind,
+        started_at=output.started_at or started,
+        ended_at=output.ended_at,
+        duration_ms=output.duration_ms,
+        transcript=output.transcript,
+        raw_output=output.raw_output,
+        stderr=output.stderr,
+        result=output.result,
+        workspace=str(dirs.workspace),
+        warnings=output.warnings,
+    )
+
+
+async def _teardown(
+    spec: JobSpec, ctx: JobContext, dirs: JobDirs, phase_args: dict[str, Any]
+) -> str | None:
+    if not spec.scenario.teardown:
+        return None
+    ctx.on_phase(spec, "teardown")
+    result = await run_phase(
+        spec.scenario.teardown,
+        phase="teardown",
+        notes=dirs.root / "teardown-notes.md",
+        **phase_args,
+    )
+    notes = result.notes or ""
+    if result.error:
+        notes = (notes + "\n\n" if notes else "") + f"**Teardown failed:** {result.error}"
+    return notes or None

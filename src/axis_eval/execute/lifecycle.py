@@ -1,0 +1,130 @@
+"""Lifecycle actions (``run_script``, ``copy``) and the ``$AXIS_OUTPUT`` notes file."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from axis_eval.config.actions import (
+    DEFAULT_ACTION_TIMEOUT_MINUTES,
+    CopyAction,
+    RunScriptAction,
+)
+from axis_eval.execute.process import run_shell
+from axis_eval.plan.select import glob_regex, is_glob
+
+NOTES_CAP_BYTES = 262_144
+"""AXIS's cap on a phase's notes (256 KB)."""
+_OUTPUT_TAIL = 4000
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """How a phase went: its error (None when every action succeeded) and its notes."""
+
+    error: str | None
+    notes: str | None
+
+
+def read_notes(path: Path) -> str | None:
+    """The notes file's text: capped, trailing whitespace trimmed, None when empty."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    truncated = len(data) > NOTES_CAP_BYTES
+    text = data[:NOTES_CAP_BYTES].decode("utf-8", errors="replace")
+    if truncated:
+        text += f"\n\n_…truncated at {NOTES_CAP_BYTES} bytes_"
+    text = text.rstrip()
+    return text or None
+
+
+async def run_phase(
+    actions: Sequence[RunScriptAction | CopyAction],
+    *,
+    phase: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    copy_root: Path,
+    notes: Path,
+    marker: str,
+    grace_s: float = 5.0,
+) -> PhaseResult:
+    """Run actions in order; the first failure stops the phase. Notes are read either way."""
+    notes.parent.mkdir(parents=True, exist_ok=True)
+    notes.write_text("")
+    full_env = {**env, "AXIS_OUTPUT": str(notes), "AXIS_WORKSPACE": str(cwd), "AXIS_PHASE": phase}
+    error: str | None = None
+    for action in actions:
+        if isinstance(action, RunScriptAction):
+            error = await _run_script(action, cwd, full_env, marker, grace_s)
+        else:
+            error = copy_matches(action, copy_root, cwd)
+        if error:
+            break
+    result = PhaseResult(error=error, notes=read_notes(notes))
+    notes.unlink(missing_ok=True)
+    return result
+
+
+async def _run_script(
+    action: RunScriptAction, cwd: Path, env: Mapping[str, str], marker: str, grace_s: float
+) -> str | None:
+    minutes = action.timeout_minutes or DEFAULT_ACTION_TIMEOUT_MINUTES
+    done = await run_shell(
+        action.command,
+        cwd=str(cwd),
+        env=dict(env),
+        marker=marker,
+        timeout_s=minutes * 60,
+        grace_s=grace_s,
+    )
+    if done.timed_out:
+        return f'Lifecycle action timed out after {minutes * 60:g}s: "{action.command}"'
+    if done.exit_code != 0:
+        output = (done.stderr.strip() or done.stdout.strip())[-_OUTPUT_TAIL:]
+        return (
+            f'Lifecycle action failed: "{action.command}" exited with code {done.exit_code}'
+            + (f"\n{output}" if output else "")
+        )
+    return None
+
+
+def _glob_base(pattern: str) -> tuple[str, str | None]:
+    """Split a glob into its literal leading folders and the rest."""
+    parts = pattern.replace("\\", "/").removeprefix("./").split("/")
+    base: list[str] = []
+    for i, part in enumerate(parts):
+        if is_glob(part):
+            return "/".join(base), "/".join(parts[i:])
+        base.append(part)
+    return "/".join(base), None
+
+
+def copy_matches(action: CopyAction, root: Path, workspace: Path) -> str | None:
+    """Copy what ``action.match`` names (relative to ``root``) into the workspace."""
+    destination = (workspace / action.destination).resolve()
+    base_text, rest = _glob_base(action.match)
+    base = (root / base_text).resolve() if base_text else root.resolve()
+    if rest is None:
+        if not base.exists():
+            return f"Lifecycle action failed: copy source does not exist: {base}"
+        if base.is_file():
+            destination.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(base, destination / base.name)
+            return None
+        rest = "**/*"
+    if not base.is_dir():
+        return None
+    rx = glob_regex(rest)
+    for path in sorted(base.rglob("*")):
+        rel = path.relative_to(base).as_posix()
+        if path.is_file() and not path.is_symlink() and rx.match(rel):
+            target = destination / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+    destination.mkdir(parents=True, exist_ok=True)
+    return None

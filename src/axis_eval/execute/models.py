@@ -1,0 +1,50 @@
+"""What a job returns: serializable, so a remote executor can send it back whole."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from axis_eval.plan.models import JobSpec
+from axis_eval.report.models import ErrorKind, JobStatus, OutputModel
+from axis_eval.transcript.models import Transcript
+
+
+class CollectedArtifact(OutputModel):
+    """A file collected from the workspace; ``data`` is absent when over the size cap."""
+
+    path: str
+    size_bytes: int
+    mime_type: str
+    data: bytes | None = None
+    note: str | None = None
+
+
+class JobOutcome(OutputModel):
+    """Everything one job produced."""
+
+    spec: JobSpec
+    status: JobStatus
+    failed: bool
+    exit_code: int | None = None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    duration_ms: int = 0
+    transcript: Transcript | None = None
+    raw_output: list[str] = Field(default_factory=list)
+    stderr: str = ""
+    result: str | None = None
+    setup_output: str | None = None
+    teardown_output: str | None = None
+    artifacts: list[CollectedArtifact] = Field(default_factory=list)
+    score: dict[str, Any] | None = None
+    workspace: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        """Total tokens (input + output + cache reads)."""
+        return self.transcript.usage.total if self.transcript else 0

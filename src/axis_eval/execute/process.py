@@ -1,0 +1,493 @@
+"""Agent processes: spawning, stopping whole process trees, reaping orphans, dying with us.
+
+This module is the only place that starts agent processes or signals them (Linux only).
+
+* Every agent runs in its own session and process group (``start_new_session``).
+* Every process of a job carries ``AXIS_JOB_MARKER=<run_token>/<job_id>`` in its
+  environment; :func:`spawn` sets it and descendants inherit it. Stopping a job signals its
+  process group *and* every process on the machine with exactly that entry, so children that
+  called ``setsid()`` or were orphaned by a double fork go too, and no other job is touched.
+* :func:`become_subreaper` makes orphans reparent to us; :class:`OrphanReaper` reaps those
+  that are not asyncio's own children.
+* :class:`Sentinel` runs a watchdog that kills the run's marked processes when the harness
+  goes away, even by SIGKILL.
+
+Not covered: a process that clears its environment (``env -i``) *and* leaves the agent's
+process group, or one we may not read ``/proc/<pid>/environ`` of.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from axis_eval.execute import _procfs
+from axis_eval.execute._procfs import MARKER_KEY
+
+__all__ = [
+    "MARKER_KEY",
+    "AgentProcess",
+    "OrphanReaper",
+    "ProcessSpec",
+    "Sentinel",
+    "ShellResult",
+    "SpawnFailed",
+    "become_subreaper",
+    "kill_marked",
+    "marked_pids",
+    "new_run_token",
+    "reap_orphans",
+    "run_shell",
+    "spawn",
+]
+
+STREAM_LIMIT = 64 * 1024 * 1024
+"""Line limit of the stdout/stderr readers: long NDJSON lines must not break readline()."""
+SHELL_OUTPUT_CAP = 1024 * 1024
+"""run_shell keeps at most this many trailing bytes of each stream."""
+
+_POLL_S = 0.05
+_KILL_LIMIT_S = 5.0  # SIGKILL rounds give up after this (a process stuck in D state)
+_PIPE_DRAIN_S = 1.0  # after the processes are gone, how long the pipes get to reach EOF
+_PR_SET_CHILD_SUBREAPER = 36
+
+_managed: set[int] = set()  # pids whose exit status belongs to asyncio's child watcher
+_spawning = 0  # spawns in flight: their pid is not in _managed yet
+
+
+class SpawnFailed(Exception):
+    """The agent could not be started (missing binary, no permission, bad directory)."""
+
+
+def new_run_token() -> str:
+    """A token unique to this axis run; job markers are ``<token>/<job_id>``."""
+    return f"{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def become_subreaper(enabled: bool = True) -> bool:
+    """Make this process a child subreaper (or stop being one); True when prctl succeeded."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, int(enabled), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def marked_pids(marker: str) -> list[int]:
+    """Live (non-zombie) pids, other than ours, carrying exactly ``AXIS_JOB_MARKER=<marker>``."""
+    return _procfs.find(_procfs.marker_entry(marker))
+
+
+def reap_orphans() -> list[int]:
+    """Reap zombie children that asyncio did not spawn (adopted orphans); return their pids."""
+    return [] if _spawning else _procfs.reap_zombie_children(skip=_managed)
+
+
+def _signal(pid: int, sig: int, *, group: bool = False) -> None:
+    try:
+        if group:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _in_group(pid: int, pgid: int) -> bool:
+    info = _procfs.stat(pid)
+    return info is not None and info[2] == pgid
+
+
+def _kill_round(entry: bytes, pgid: int | None) -> bool:
+    """SIGKILL the group and every marked process once; False when nothing was left."""
+    pids = _procfs.find(entry, pgid=pgid)
+    if pgid is not None and any(_in_group(pid, pgid) for pid in pids):
+        _signal(pgid, signal.SIGKILL, group=True)  # atomic against forks inside the group
+    for pid in pids:
+        _signal(pid, signal.SIGKILL)
+    return bool(pids)
+
+
+def _kill_now(marker: str, pgid: int | None) -> None:
+    """Blocking SIGKILL sweep, for paths that cannot await (cancellation)."""
+    entry = _procfs.marker_entry(marker)
+    deadline = time.monotonic() + 1.0
+    while _kill_round(entry, pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    reap_orphans()
+
+
+async def kill_marked(marker: str, grace_s: float, *, pgid: int | None = None) -> None:
+    """SIGTERM every process marked ``marker`` (and in group ``pgid``), then SIGKILL.
+
+    Processes get up to ``grace_s`` seconds to exit after SIGTERM (new ones appearing in the
+    meantime are sent SIGTERM too). The SIGKILL phase repeats until a scan finds nothing,
+    since a process may fork while being killed. Zombie orphans are reaped along the way.
+    """
+    entry = _procfs.marker_entry(marker)
+    deadline = time.monotonic() + max(grace_s, 0.0)
+    signalled: set[int] = set()
+    pids = _procfs.find(entry, pgid=pgid)
+    while pids:
+        for pid in pids:
+            if pid not in signalled:
+                signalled.add(pid)
+                _signal(pid, signal.SIGTERM)
+                _signal(pid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+        if time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(_POLL_S)
+        reap_orphans()
+        pids = _procfs.find(entry, pgid=pgid)
+    kill_deadline = time.monotonic() + _KILL_LIMIT_S
+    while pids and time.monotonic() < kill_deadline:
+        if not _kill_round(entry, pgid):
+            break
+        await asyncio.sleep(0.01)
+        reap_orphans()
+    reap_orphans()
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """What to run. ``env`` is the child's whole environment; spawn adds the marker to it."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    marker: str
+    """``<run_token>/<job_id>``."""
+    stdin_data: bytes | None = None
+    """Written to stdin, which is then closed; None means stdin is /dev/null."""
+
+
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Stream protocol that reports the process exit without waiting for the pipes."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=STREAM_LIMIT, loop=loop)
+        self.exited = asyncio.Event()
+        self.pipes_closed = asyncio.Event()
+        self._open_pipes = {1, 2}
+        self.pid = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.pid = transport.get_pid()
+        _managed.add(self.pid)  # before the spawn returns, so the reaper never takes it
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        super().pipe_connection_lost(fd, exc)
+        self._open_pipes.discard(fd)
+        if not self._open_pipes:
+            self.pipes_closed.set()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        _managed.discard(self.pid)  # asyncio has reaped it
+        self.exited.set()
+
+
+async def _exec(
+    argv: list[str], *, cwd: str | None, env: dict[str, str], stdin: int
+) -> tuple[asyncio.SubprocessTransport, _Protocol]:
+    """Start ``argv`` in a new session with piped stdout and stderr."""
+    global _spawning
+    loop = asyncio.get_running_loop()
+    _spawning += 1  # until connection_made has put the pid into _managed
+    try:
+        return await loop.subprocess_exec(
+            lambda: _Protocol(loop),
+            *argv,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+    finally:
+        _spawning -= 1
+
+
+class AgentProcess:
+    """A running agent: its own process group, its job marker, and its output streams.
+
+    Read ``stdout``/``stderr`` yourself. :meth:`wait` returns when the agent itself exits,
+    even if a descendant still holds its pipes; call :meth:`stop` when the job is over
+    either way: it removes whatever the agent left behind.
+    """
+
+    def __init__(
+        self, transport: asyncio.SubprocessTransport, protocol: _Protocol, marker: str
+    ) -> None:
+        assert protocol.stdout is not None and protocol.stderr is not None
+        self.pid: int = transport.get_pid()
+        self.pgid: int = self.pid  # start_new_session: the agent leads its group
+        self.marker = marker
+        self.stdout: asyncio.StreamReader = protocol.stdout
+        self.stderr: asyncio.StreamReader = protocol.stderr
+        self._transport = transport
+        self._protocol = protocol
+        self._feeder: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._stopped = False
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit code; a negative signal number when a signal killed it; None while running."""
+        return self._transport.get_returncode()
+
+    async def wait(self) -> int:
+        """Wait for the agent process itself to exit and return its :attr:`returncode`."""
+        await self._protocol.exited.wait()
+        code = self.returncode
+        assert code is not None
+        return code
+
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """SIGTERM the group and marked processes, SIGKILL what is left after ``grace_s``.
+
+        Idempotent and safe after the agent exited. On return no process with this job's
+        marker is running, orphaned zombies are reaped and the output pipes are closed
+        (after up to a second for the tail of the output to arrive). If the calling task is
+        cancelled meanwhile, everything is SIGKILLed at once before the cancellation goes on.
+        """
+        async with self._lock:
+            if self._stopped:
+                return
+            try:
+                if self._feeder is not None:
+                    self._feeder.cancel()
+                await kill_marked(self.marker, grace_s, pgid=self.pgid)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._protocol.exited.wait(), _KILL_LIMIT_S)
+                reap_orphans()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._protocol.pipes_closed.wait(), _PIPE_DRAIN_S)
+            except BaseException:
+                _kill_now(self.marker, self.pgid)
+                raise
+            finally:
+                self._close_pipes()
+            self._stopped = True
+
+    def _close_pipes(self) -> None:
+        """Stop reading the output (readers see EOF); never kills a running agent."""
+        if self.returncode is not None:
+            self._transport.close()
+
+
+async def _feed(writer: asyncio.StreamWriter, data: bytes) -> None:
+    try:
+        writer.write(data)
+        await writer.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        writer.close()
+
+
+def _spawn_error(exc: OSError, argv: list[str], cwd: str) -> SpawnFailed:
+    if exc.filename is not None and os.fsdecode(exc.filename) == cwd:
+        return SpawnFailed(f"cannot use working directory {cwd}: {exc.strerror}")
+    if isinstance(exc, FileNotFoundError):
+        return SpawnFailed(f"command not found: {argv[0]}")
+    if isinstance(exc, PermissionError):
+        return SpawnFailed(f"permission denied: {argv[0]}")
+    return SpawnFailed(f"cannot start {argv[0]}: {exc.strerror or exc}")
+
+
+async def spawn(spec: ProcessSpec) -> AgentProcess:
+    """Start an agent in its own process group with ``AXIS_JOB_MARKER`` set to its marker.
+
+    Raises :class:`SpawnFailed` when the program cannot be started.
+    """
+    if not spec.argv:
+        raise ValueError("argv is empty")
+    if not spec.marker or "\0" in spec.marker:
+        raise ValueError(f"bad job marker {spec.marker!r}")
+    env = {**spec.env, MARKER_KEY: spec.marker}
+    stdin = subprocess.DEVNULL if spec.stdin_data is None else subprocess.PIPE
+    try:
+        transport, protocol = await _exec(spec.argv, cwd=spec.cwd, env=env, stdin=stdin)
+    except OSError as exc:
+        raise _spawn_error(exc, spec.argv, spec.cwd) from exc
+    proc = AgentProcess(transport, protocol, spec.marker)
+    if spec.stdin_data is not None and protocol.stdin is not None:
+        proc._feeder = asyncio.get_running_loop().create_task(
+            _feed(protocol.stdin, spec.stdin_data)
+        )
+    return proc
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    """Outcome of :func:`run_shell`; each stream holds at most its last 1 MiB."""
+
+    exit_code: int | None
+    """None when the command timed out."""
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_ms: int
+
+
+async def _tail(reader: asyncio.StreamReader, cap: int) -> bytes:
+    buf = bytearray()
+    while chunk := await reader.read(64 * 1024):
+        buf += chunk
+        if len(buf) > 2 * cap:
+            del buf[:-cap]
+    return bytes(buf[-cap:])
+
+
+async def run_shell(
+    command: str,
+    *,
+    cwd: str,
+    env: dict[str, str],
+    marker: str,
+    timeout_s: float,
+    grace_s: float = 5.0,
+) -> ShellResult:
+    """Run ``/bin/sh -c command`` in its own group with ``marker``, stdin from /dev/null.
+
+    On timeout the group and every process with ``marker`` are stopped. When the shell exits
+    in time, background processes it started are left alone (they carry the marker, so the
+    job's cleanup gets them); their hold on the output pipes is dropped after a moment.
+    """
+    started = time.monotonic()
+    proc = await spawn(ProcessSpec(["/bin/sh", "-c", command], cwd, env, marker))
+    readers = [
+        asyncio.ensure_future(_tail(r, SHELL_OUTPUT_CAP)) for r in (proc.stdout, proc.stderr)
+    ]
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+            await proc.stop(grace_s)
+        remaining = timeout_s - (time.monotonic() - started)
+        await asyncio.wait(readers, timeout=min(_PIPE_DRAIN_S, max(remaining, 0.1)))
+        proc._close_pipes()
+        out, err = await asyncio.gather(*readers)
+    except BaseException:
+        for reader in readers:
+            reader.cancel()
+        _kill_now(marker, proc.pgid)
+        proc._close_pipes()
+        raise
+    return ShellResult(
+        exit_code=None if timed_out else proc.returncode,
+        stdout=out.decode(errors="replace"),
+        stderr=err.decode(errors="replace"),
+        timed_out=timed_out,
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )
+
+
+class OrphanReaper:
+    """Periodically reaps zombie orphans adopted by this (subreaper) process.
+
+    Only pids asyncio did not spawn are reaped, so asyncio keeps its own children's exit
+    codes. Use as ``async with OrphanReaper():`` or call :meth:`start` and :meth:`stop`.
+    Children started outside this module (e.g. ``subprocess`` in another thread) may have
+    their exit status taken by the reaper; start them on the event loop thread or here.
+    """
+
+    def __init__(self, interval_s: float = 0.2) -> None:
+        self.interval_s = interval_s
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin reaping on the running event loop."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        """Stop reaping, after one last pass."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        reap_orphans()
+
+    async def _run(self) -> None:
+        while True:
+            reap_orphans()
+            await asyncio.sleep(self.interval_s)
+
+    async def __aenter__(self) -> OrphanReaper:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+
+class Sentinel:
+    """Watchdog process that SIGKILLs this run's agents when the harness dies.
+
+    ``sentinel = await Sentinel.start(run_token)`` before spawning agents; ``await
+    sentinel.close()`` on a normal exit (the sentinel then sweeps leftovers and exits).
+    """
+
+    def __init__(self, transport: asyncio.SubprocessTransport, protocol: _Protocol) -> None:
+        self.pid = transport.get_pid()
+        self._transport = transport
+        self._protocol = protocol
+        self._closed = False
+
+    @classmethod
+    async def start(cls, run_token: str, *, timeout_s: float = 10.0) -> Sentinel:
+        """Start the watchdog for ``run_token`` and wait until it is listening."""
+        env = dict(os.environ)
+        src = Path(__file__).resolve().parents[2]  # make sure the child can import us
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
+        argv = [sys.executable, "-m", "axis_eval.execute._sentinel", run_token]
+        try:
+            transport, protocol = await _exec(argv, cwd=None, env=env, stdin=subprocess.PIPE)
+        except OSError as exc:
+            raise SpawnFailed(f"cannot start the sentinel: {exc}") from exc
+        sentinel = cls(transport, protocol)
+        assert protocol.stdout is not None
+        try:
+            line = await asyncio.wait_for(protocol.stdout.readline(), timeout_s)
+        except TimeoutError:
+            line = b""
+        if line.strip() != b"ready":
+            await sentinel.close(timeout_s=1.0)
+            err = b""
+            if protocol.stderr is not None and sentinel._transport.is_closing():
+                err = await protocol.stderr.read(4096)
+            raise SpawnFailed(f"the sentinel did not start: {err.decode(errors='replace')}")
+        return sentinel
+
+    async def close(self, timeout_s: float = 5.0) -> None:
+        """Close its pipe (it kills any leftover marked process) and wait for it to exit."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._protocol.stdin is not None:
+            self._protocol.stdin.close()
+        try:
+            await asyncio.wait_for(self._protocol.exited.wait(), timeout_s)
+        except TimeoutError:
+            _signal(self.pid, signal.SIGKILL)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._protocol.exited.wait(), 1.0)
+        if self._transport.get_returncode() is not None:
+            self._transport.close()

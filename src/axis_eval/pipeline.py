@@ -1,0 +1,293 @@
+"""``run``: load → plan → pre-flight → execute → save → report. The only module that wires stages."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from axis_eval._util.redact import Redactor, mcp_secret_values
+from axis_eval.adapters.base import AgentAdapter
+from axis_eval.adapters.loader import AdapterLoadError, load_adapter
+from axis_eval.adapters.registry import resolve, resolve_custom
+from axis_eval.config.models import LoadedConfig
+from axis_eval.errors import EXIT_SIGINT, EXIT_SIGTERM, AxisError, PreflightError
+from axis_eval.execute.executor import Executor, LocalExecutor, schedule
+from axis_eval.execute.job import JobContext, Scorer, StopSignal
+from axis_eval.execute.lifecycle import run_phase
+from axis_eval.execute.models import JobOutcome
+from axis_eval.execute.process import OrphanReaper, Sentinel, become_subreaper, new_run_token
+from axis_eval.execute.workspace import PASSTHROUGH, missing_env
+from axis_eval.plan.matrix import Selection, plan
+from axis_eval.plan.models import JobSpec, Plan
+from axis_eval.progress import Display, NullDisplay
+from axis_eval.report.models import ErrorKind, ReportManifest
+from axis_eval.report.outcome import exit_code_for
+from axis_eval.runs.store import ReportStore, new_report_id, reports_root
+from axis_eval.runs.writer import ReportWriter
+
+
+class RunAborted(AxisError):
+    """A run-level hook (beforeAll) failed; nothing ran."""
+
+
+@dataclass
+class RunOptions:
+    """Everything ``axis run`` takes; the CLI fills it from flags."""
+
+    loaded: LoadedConfig
+    selection: Selection = field(default_factory=Selection)
+    concurrency: int | None = None
+    score: bool = True
+    grace_s: float = 5.0
+    verbose: bool = False
+    json_output: bool = False
+    display: Display | None = None
+    executor: Executor | None = None
+    scorer: Scorer | None = None
+    environ: Mapping[str, str] | None = None
+    """The parent environment (default ``os.environ``)."""
+    handle_signals: bool = True
+    """Install SIGINT/SIGTERM handlers (first: cancel; second: exit at once)."""
+
+
+@dataclass
+class RunOutcome:
+    """What a run left: its manifest, its folder and the exit code."""
+
+    manifest: ReportManifest
+    report_dir: Path
+    exit_code: int
+
+
+def preflight(
+    the_plan: Plan, loaded: LoadedConfig, environ: Mapping[str, str]
+) -> dict[str, AgentAdapter[Any]]:
+    """Load every adapter the jobs need and check its environment, before any job starts.
+
+    Raises:
+        PreflightError: an adapter cannot load, or a variable it needs is not set.
+    """
+    custom = resolve_custom(loaded.config, loaded.config_dir, loaded.path)
+    adapters: dict[str, AgentAdapter[Any]] = {}
+    for agent in the_plan.agents:
+        if agent.adapter in adapters or not any(j.agent.name == agent.name for j in the_plan.jobs):
+            continue
+        try:
+            adapters[agent.adapter] = load_adapter(resolve(agent.adapter, loaded.config, custom))
+        except AdapterLoadError as exc:
+            raise PreflightError(f"agent {agent.name!r}: {exc.message}", hint=exc.hint) from exc
+        missing = missing_env(adapters[agent.adapter].required_env, environ)
+        if missing:
+            names = ", ".join(missing)
+            raise PreflightError(
+                f"the {agent.name!r} agent needs environment variable(s) {names}, "
+                "which are not set",
+                hint=f"export {missing[0]}=… before `axis run`",
+            )
+    return adapters
+
+
+def _redactor(the_plan: Plan, adapters: Mapping[str, AgentAdapter[Any]], env: Mapping[str, str]) -> Redactor:
+    names: list[str] = []
+    secrets: list[str] = []
+    for job in the_plan.jobs:
+        names.extend(job.env_pass)
+        secrets.extend(
+            mcp_secret_values({k: v.model_dump() for k, v in job.mcp_servers.items()})
+        )
+        secrets.extend(v for k, v in job.env_set.items() if Redactor.from_env([k], {k: v}).text(v) != v)
+    for adapter in adapters.values():
+        names.extend(adapter.required_env)
+    names = [n for n in dict.fromkeys(names) if n not in PASSTHROUGH]
+    expanded = [s.split(" ", 1)[1] for s in secrets if " " in s]
+    return Redactor.from_env(names, env, [*secrets, *expanded])
+
+
+class _Budget:
+    """The run-level token budget: live totals of every job against ``limits.run.tokens``."""
+
+    def __init__(self, limit: int | None, stop: StopSignal) -> None:
+        self.limit = limit
+        self.stop = stop
+        self.totals: dict[int, int] = {}
+
+    def update(self, job: JobSpec, total: int) -> tuple[ErrorKind, str] | None:
+        self.totals[job.number] = max(total, self.totals.get(job.number, 0))
+        if self.limit is not None and sum(self.totals.values()) >= self.limit:
+            reason = f"Overall token limit reached ({self.limit} tokens)"
+            self.stop.trigger(reason, "run_limit")
+            return ("run_limit", reason)
+        return None
+
+
+def _install_signals(
+    stop: StopSignal, display: Display, received: list[str]
+) -> list[signal.Signals]:
+    loop = asyncio.get_running_loop()
+
+    def handler(sig: signal.Signals) -> None:
+        name = sig.name
+        if received:
+            display.stop()
+            os._exit(EXIT_SIGTERM if name == "SIGTERM" else EXIT_SIGINT)
+        received.append(name)
+        display.message(
+            f"{name} received — stopping: running jobs are cancelled, nothing new starts. "
+            f"Send {name} again to exit at once."
+        )
+        stop.trigger(f"Run cancelled by {name}", "cancelled")
+
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, handler, sig)
+        installed.append(sig)
+    return installed
+
+
+async def _hook(
+    loaded: LoadedConfig, which: str, env: dict[str, str], token: str
+) -> tuple[str | None, str | None]:
+    actions = loaded.config.before_all if which == "beforeAll" else loaded.config.after_all
+    if not actions:
+        return None, None
+    folder = Path(loaded.config_dir)
+    notes = Path(env.get("TMPDIR", "/tmp")) / f"axis-{which}-{os.getpid()}-{time.time_ns()}.md"
+    result = await run_phase(
+        actions, phase=which, cwd=folder, env=env, copy_root=folder, notes=notes,
+        marker=f"{token}/{which}",
+    )
+    return result.error, result.notes
+
+
+def _hook_env(environ: Mapping[str, str], loaded: LoadedConfig) -> dict[str, str]:
+    names = [*PASSTHROUGH, "TMPDIR", *loaded.config.env]
+    return {n: environ[n] for n in names if n in environ}
+
+
+async def run_async(options: RunOptions) -> RunOutcome:
+    """Run every job of the plan and write the report; see :func:`run`."""
+    loaded = options.loaded
+    environ = dict(options.environ if options.environ is not None else os.environ)
+    display = options.display or NullDisplay()
+    the_plan = plan(loaded, options.selection)
+    for line in the_plan.warnings:
+        display.message(f"warning: {line}")
+    for line in the_plan.notes:
+        display.message(line)
+    adapters = preflight(the_plan, loaded, environ)
+    token = new_run_token()
+    hook_env = _hook_env(environ, loaded)
+    error, notes = await _hook(loaded, "beforeAll", hook_env, token)
+    if notes:
+        display.message(f"beforeAll notes:\n{notes}")
+    if error:
+        raise RunAborted(f"beforeAll failed: {error}")
+    root = reports_root(loaded.config_dir)
+    store = ReportStore(root / new_report_id(root), _redactor(the_plan, adapters, environ))
+    writer = ReportWriter(store, the_plan, loaded)
+    writer.manifest.before_all_output = notes
+    stop = StopSignal()
+    budget = _Budget(
+        loaded.config.settings.limits.run.tokens if loaded.config.settings.limits.run else None,
+        stop,
+    )
+    received: list[str] = []
+    installed = _install_signals(stop, display, received) if options.handle_signals else []
+    concurrency = options.concurrency or loaded.config.settings.concurrency
+    executor = options.executor or LocalExecutor(concurrency)
+
+    def on_tokens(job: JobSpec, total: int) -> tuple[ErrorKind, str] | None:
+        display.tokens(job, total)
+        return budget.update(job, total)
+
+    ctx = JobContext(
+        run_token=token,
+        adapters=adapters,
+        parent_env=environ,
+        stop=stop,
+        grace_s=options.grace_s,
+        scorer=options.scorer if options.score else None,
+        on_phase=display.phase,
+        on_tokens=on_tokens,
+    )
+
+    def on_result(outcome: JobOutcome) -> None:
+        writer.record(outcome)
+        budget.update(outcome.spec, outcome.tokens)
+        display.finished(outcome.spec, outcome)
+
+    display.start(the_plan, store.report_id)
+    become_subreaper()
+    sentinel = await Sentinel.start(token)
+    run_limit = loaded.config.settings.limits.run
+    timer: asyncio.TimerHandle | None = None
+    if run_limit is not None and run_limit.time_minutes:
+        minutes = run_limit.time_minutes
+        timer = asyncio.get_running_loop().call_later(
+            minutes * 60,
+            stop.trigger,
+            f"Overall time limit reached ({minutes:g}m)",
+            "run_limit",
+        )
+    try:
+        async with OrphanReaper():
+            await schedule(the_plan.jobs, executor, ctx, on_result)
+    finally:
+        if timer is not None:
+            timer.cancel()
+        await sentinel.close()
+        for sig in installed:
+            asyncio.get_running_loop().remove_signal_handler(sig)
+    return await _finish(writer, loaded, hook_env, token, received, display)
+
+
+async def _finish(
+    writer: ReportWriter,
+    loaded: LoadedConfig,
+    hook_env: dict[str, str],
+    token: str,
+    received: list[str],
+    display: Display,
+) -> RunOutcome:
+    if received:
+        code = EXIT_SIGTERM if received[0] == "SIGTERM" else EXIT_SIGINT
+        manifest = writer.finish("interrupted", code)
+    else:
+        manifest = writer.finish("finished", None)
+        code = exit_code_for(manifest)
+        manifest = writer.finish("finished", code)
+    s = manifest.summary
+    after_env = {
+        **hook_env,
+        "AXIS_REPORT_DIR": str(writer.store.folder),
+        "AXIS_TOTAL": str(s.total),
+        "AXIS_COMPLETED": str(s.completed),
+        "AXIS_FAILED": str(s.failed),
+        "AXIS_DURATION_MS": str(manifest.duration_ms),
+    }
+    if not received:
+        error, notes = await _hook(loaded, "afterAll", after_env, token)
+        if notes or error:
+            writer.manifest.after_all_output = "\n\n".join(x for x in (notes, error) if x)
+            writer.flush()
+        if error:
+            display.message(f"afterAll failed: {error}")
+            code = max(code, 1)
+            manifest = writer.finish("finished", code)
+    display.stop()
+    return RunOutcome(manifest=manifest, report_dir=writer.store.folder, exit_code=code)
+
+
+def run(options: RunOptions) -> RunOutcome:
+    """Run a config's jobs and write the report (a sync wrapper around :func:`run_async`).
+
+    Raises:
+        ConfigError, UsageError, PreflightError: before anything runs (exit code 2).
+    """
+    return asyncio.run(run_async(options))

@@ -1,0 +1,70 @@
+"""What the engine tells a display while a run is under way (the Display protocol).
+
+The engine never prints: it calls a :class:`Display`. The CLI picks the implementation
+(a live view on a TTY, plain lines otherwise); the API default shows nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from axis_eval.plan.models import JobSpec, Plan
+
+Phase = Literal["setup", "running", "scoring", "teardown"]
+
+
+class JobView(Protocol):
+    """The finished job as a display sees it."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def duration_ms(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+
+
+class Display(Protocol):
+    """Receives progress; implementations must be fast and never raise."""
+
+    def start(self, plan: Plan, report_id: str) -> None:
+        """The run begins."""
+
+    def phase(self, job: JobSpec, phase: Phase) -> None:
+        """A job entered a phase."""
+
+    def tokens(self, job: JobSpec, total: int) -> None:
+        """A job's live token count grew."""
+
+    def finished(self, job: JobSpec, view: JobView) -> None:
+        """A job ended (completed, failed or cancelled)."""
+
+    def message(self, text: str) -> None:
+        """A log line (warnings, notes, signals)."""
+
+    def stop(self) -> None:
+        """The run is over; release the terminal."""
+
+
+class NullDisplay:
+    """Shows nothing (the Python API's default)."""
+
+    def start(self, plan: Plan, report_id: str) -> None:
+        return None
+
+    def phase(self, job: JobSpec, phase: Phase) -> None:
+        return None
+
+    def tokens(self, job: JobSpec, total: int) -> None:
+        return None
+
+    def finished(self, job: JobSpec, view: JobView) -> None:
+        return None
+
+    def message(self, text: str) -> None:
+        return None
+
+    def stop(self) -> None:
+        return None

@@ -1,0 +1,242 @@
+"""Keep a report folder current while a run is under way.
+
+The manifest is written before the first job starts (every run ``cancelled``: not yet
+finished) and again after each outcome is saved, so a run killed at any moment leaves a
+readable report that says exactly which jobs finished.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from axis_eval._util.redact import mask_mcp
+from axis_eval._version import __version__
+from axis_eval.config.models import LoadedConfig, weights_of
+from axis_eval.execute.models import JobOutcome
+from axis_eval.plan.models import JobSpec, Plan
+from axis_eval.report.models import (
+    ArtifactEntry,
+    LoadFailureEntry,
+    PairEntry,
+    ReportManifest,
+    RunEntry,
+    RunResult,
+    ToolInfo,
+)
+from axis_eval.runs.aggregate import refresh_pair, summarize
+from axis_eval.runs.store import ReportStore, pair_dir, run_dir
+
+INLINE_TEXT_BYTES = 64 * 1024
+"""Text artifacts up to this size are also inlined in the manifest; larger ones are linked."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _resolved(spec: JobSpec) -> dict[str, Any]:
+    limits = {"timeMinutes": spec.time_limit_s / 60, "tokens": spec.token_limit}
+    return {
+        "limits": limits,
+        "skills": spec.skills,
+        "setup": [a.model_dump(mode="json") for a in spec.scenario.setup],
+        "teardown": [a.model_dump(mode="json") for a in spec.scenario.teardown],
+        "mcpServers": mask_mcp(
+            {k: v.model_dump(mode="json") for k, v in spec.mcp_servers.items()}
+        ),
+        "artifacts": spec.artifacts,
+        "env": spec.env_pass + sorted(spec.env_set),
+        "runCount": spec.run_count,
+    }
+
+
+class ReportWriter:
+    """Owns ``report.json`` for one run."""
+
+    def __init__(self, store: ReportStore, plan: Plan, loaded: LoadedConfig) -> None:
+        self.store = store
+        self._t0 = time.monotonic()
+        self._pairs: dict[tuple[str, str], PairEntry] = {}
+        for job in plan.jobs:
+            key = job.pair_key
+            if key not in self._pairs:
+                self._pairs[key] = self._pair(job)
+            self._pairs[key].runs.append(
+                RunEntry(
+                    run_index=job.run_index,
+                    status="cancelled",
+                    failed=False,
+                    error="not started",
+                    dir=run_dir(*key, job.run_index, job.run_count),
+                )
+            )
+        config_data = loaded.config.model_dump(mode="json", by_alias=True, exclude_none=True)
+        config_data["mcp_servers"] = mask_mcp(config_data.get("mcp_servers", {}))
+        self.manifest = ReportManifest(
+            tool=ToolInfo(version=__version__),
+            report_id=store.report_id,
+            name=loaded.config.name,
+            started_at=_now(),
+            timestamp=_now(),
+            config_path=loaded.path,
+            config_dir=loaded.config_dir,
+            profile=loaded.profile,
+            summary=summarize([], len(plan.skipped), len(plan.load_failures)),
+            results=list(self._pairs.values()),
+            skipped=plan.skipped,
+            load_failures=[
+                LoadFailureEntry(path=f.path, key=f.key, error=f.error)
+                for f in plan.load_failures
+            ],
+            warnings=plan.warnings,
+            scoring_weights=weights_of(loaded.config),
+            resolved_config=config_data,
+        )
+        self._skipped = len(plan.skipped)
+        self._load_failures = len(plan.load_failures)
+        for entry in self._pairs.values():
+            refresh_pair(entry)
+        self.flush()
+
+    @staticmethod
+    def _pair(job: JobSpec) -> PairEntry:
+        s = job.scenario
+        return PairEntry(
+            scenario_key=s.key,
+            base_key=s.base_key,
+            variant=s.variant,
+            scenario_name=s.name,
+            agent_name=job.agent.name,
+            agent=job.agent.adapter,
+            model=job.agent.model,
+            status="cancelled",
+            failed=False,
+            run_count=job.run_count,
+            dir=pair_dir(*job.pair_key),
+            prompt=s.prompt,
+            judge=s.judge if isinstance(s.judge, str) else [c.model_dump() for c in s.judge],
+            agent_config=job.agent.model_dump(mode="json", exclude_none=True),
+            resolved_config=_resolved(job),
+        )
+
+    def flush(self) -> None:
+        """Recompute the summary and write ``report.json``."""
+        m = self.manifest
+        m.summary = summarize(m.results, self._skipped, self._load_failures)
+        m.timestamp = _now()
+        m.duration_ms = int((time.monotonic() - self._t0) * 1000)
+        self.store.write_manifest(m)
+
+    def record(self, outcome: JobOutcome) -> RunEntry:
+        """Save one job's files, then the manifest: the job is on disk before anything else."""
+        spec = outcome.spec
+        entry = self._pairs[spec.pair_key]
+        folder = run_dir(*spec.pair_key, spec.run_index, spec.run_count)
+        run = RunEntry(
+            run_index=spec.run_index,
+            status=outcome.status,
+            failed=outcome.failed,
+            exit_code=outcome.exit_code,
+            error=outcome.error,
+            error_kind=outcome.error_kind,
+            started_at=outcome.started_at,
+            ended_at=outcome.ended_at,
+            duration_ms=outcome.duration_ms,
+            token_usage=outcome.transcript.usage if outcome.transcript else None,
+            total_cost_usd=outcome.transcript.cost_usd if outcome.transcript else None,
+            cost_estimated=bool(outcome.transcript and outcome.transcript.cost_estimated),
+            result=outcome.result,
+            dir=folder,
+            artifacts=self._artifacts(outcome, folder),
+            setup_output=outcome.setup_output,
+            teardown_output=outcome.teardown_output,
+            score=outcome.score,
+        )
+        files = self._run_files(outcome, folder)
+        self.store.write_json(
+            f"{folder}/result.json",
+            RunResult(
+                scenario_key=spec.scenario.key,
+                scenario_name=spec.scenario.name,
+                agent_name=spec.agent.name,
+                run=run,
+                spec=spec.model_dump(mode="json"),
+                workspace=outcome.workspace,
+                files=files,
+            ),
+        )
+        entry.runs = [run if r.run_index == spec.run_index else r for r in entry.runs]
+        refresh_pair(entry)
+        self.flush()
+        return run
+
+    def _run_files(self, outcome: JobOutcome, folder: str) -> dict[str, str]:
+        files: dict[str, str] = {}
+        if outcome.transcript is not None:
+            self.store.write_json(f"{folder}/transcript.json", outcome.transcript)
+            files["transcript"] = f"{folder}/transcript.json"
+        if outcome.raw_output:
+            name = "raw.ndjson" if _is_ndjson(outcome.raw_output) else "raw.txt"
+            if name == "raw.ndjson":
+                self.store.write_lines(f"{folder}/{name}", outcome.raw_output)
+            else:
+                self.store.write_text(f"{folder}/{name}", "".join(outcome.raw_output))
+            files["raw"] = f"{folder}/{name}"
+        if outcome.stderr:
+            self.store.write_text(f"{folder}/stderr.log", outcome.stderr)
+            files["stderr"] = f"{folder}/stderr.log"
+        return files
+
+    def _artifacts(self, outcome: JobOutcome, folder: str) -> list[ArtifactEntry]:
+        out: list[ArtifactEntry] = []
+        for art in outcome.artifacts:
+            target = ""
+            content: str | None = None
+            if art.data is not None:
+                target = f"{folder}/artifacts/{art.path}"
+                self.store.write_bytes(target, art.data)
+                if len(art.data) <= INLINE_TEXT_BYTES and _is_text(art.mime_type, art.data):
+                    content = self.store.redactor.text(art.data.decode("utf-8"))
+            out.append(
+                ArtifactEntry(
+                    path=art.path,
+                    size_bytes=art.size_bytes,
+                    mime_type=art.mime_type,
+                    file=target,
+                    content=content,
+                )
+            )
+        return out
+
+    def finish(self, state: str, exit_code: int | None) -> ReportManifest:
+        """Mark the run over and write the final manifest."""
+        self.manifest.state = state  # type: ignore[assignment]
+        self.manifest.exit_code = exit_code
+        self.flush()
+        return self.manifest
+
+
+def _is_ndjson(lines: list[str]) -> bool:
+    for line in lines[:50]:
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            json.loads(text)
+        except ValueError:
+            return False
+    return True
+
+
+def _is_text(mime: str, data: bytes) -> bool:
+    if not (mime.startswith("text/") or mime in ("application/json", "application/xml")):
+        if b"\x00" in data[:1024]:
+            return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
