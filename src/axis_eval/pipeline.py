@@ -93,15 +93,17 @@ def preflight(
     return adapters
 
 
-def _redactor(the_plan: Plan, adapters: Mapping[str, AgentAdapter[Any]], env: Mapping[str, str]) -> Redactor:
+def _redactor(
+    the_plan: Plan, adapters: Mapping[str, AgentAdapter[Any]], env: Mapping[str, str]
+) -> Redactor:
     names: list[str] = []
     secrets: list[str] = []
     for job in the_plan.jobs:
         names.extend(job.env_pass)
+        secrets.extend(mcp_secret_values({k: v.model_dump() for k, v in job.mcp_servers.items()}))
         secrets.extend(
-            mcp_secret_values({k: v.model_dump() for k, v in job.mcp_servers.items()})
+            v for k, v in job.env_set.items() if Redactor.from_env([k], {k: v}).text(v) != v
         )
-        secrets.extend(v for k, v in job.env_set.items() if Redactor.from_env([k], {k: v}).text(v) != v)
     for adapter in adapters.values():
         names.extend(adapter.required_env)
     names = [n for n in dict.fromkeys(names) if n not in PASSTHROUGH]
@@ -159,7 +161,12 @@ async def _hook(
     folder = Path(loaded.config_dir)
     notes = Path(env.get("TMPDIR", "/tmp")) / f"axis-{which}-{os.getpid()}-{time.time_ns()}.md"
     result = await run_phase(
-        actions, phase=which, cwd=folder, env=env, copy_root=folder, notes=notes,
+        actions,
+        phase=which,
+        cwd=folder,
+        env=env,
+        copy_root=folder,
+        notes=notes,
         marker=f"{token}/{which}",
     )
     return result.error, result.notes

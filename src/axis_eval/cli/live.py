@@ -124,8 +124,9 @@ class LiveDisplay:
         self.console = Console(stderr=True)
         self.t = _Tracker()
         self.t0 = time.monotonic()
-        self.live = Live(console=self.console, refresh_per_second=8, transient=False,
-                         get_renderable=self._render)
+        self.live = Live(
+            console=self.console, refresh_per_second=8, transient=False, get_renderable=self._render
+        )
 
     def start(self, plan: Plan, report_id: str) -> None:
         self.t.start(plan, report_id)
@@ -161,15 +162,19 @@ class LiveDisplay:
         table = Table.grid(padding=(0, 2))
         pairs = list(self.t.pairs.values())
         finished = all(p.status() in ("completed", "failed", "cancelled") for p in pairs)
-        shown = pairs if finished or len(pairs) <= MAX_ROWS else [
-            p for p in pairs if p.status() not in ("pending", "completed", "failed", "cancelled")
-        ][:MAX_ROWS]
+        shown = (
+            pairs
+            if finished or len(pairs) <= MAX_ROWS
+            else [
+                p
+                for p in pairs
+                if p.status() not in ("pending", "completed", "failed", "cancelled")
+            ][:MAX_ROWS]
+        )
         for p in shown:
             status = p.status()
             chips = " ".join(ICONS[p.state.get(i, "pending")] for i in range(1, p.runs + 1))
-            elapsed = (
-                _duration((time.monotonic() - p.started) * 1000) if p.started else "-"
-            )
+            elapsed = _duration((time.monotonic() - p.started) * 1000) if p.started else "-"
             color = {"completed": "green", "failed": "red", "cancelled": "yellow"}.get(status, "")
             table.add_row(
                 f"[{color}]{ICONS[status]}[/]" if color else ICONS[status],

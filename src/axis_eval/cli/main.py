@@ -34,11 +34,19 @@ def cli() -> None:
 @cli.command("run")
 @click.option("-c", "--config", "config_path", help="Config file or folder (default: probe cwd).")
 @click.option(
-    "-s", "--scenario", "--scenarios", "scenarios", multiple=True,
+    "-s",
+    "--scenario",
+    "--scenarios",
+    "scenarios",
+    multiple=True,
     help="Scenario keys, base keys or globs; comma lists allowed.",
 )
 @click.option(
-    "-a", "--agent", "--agents", "agents", multiple=True,
+    "-a",
+    "--agent",
+    "--agents",
+    "agents",
+    multiple=True,
     help="Agent names, adapter names or globs; comma lists allowed.",
 )
 @click.option("--profile", help="A profile from the config's `profiles`.")
@@ -48,7 +56,10 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 @click.option("--no-score", is_flag=True, help="Skip judging.")
 @click.option(
-    "--grace-seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
+    "--grace-seconds",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
     help="Time between SIGTERM and SIGKILL when an agent is stopped.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Log each step to stderr.")
@@ -67,6 +78,7 @@ def run_command(
 ) -> None:
     """Run every scenario × agent pair and write a report."""
     from axis_eval import AxisError, load_config
+
     # Not `from axis_eval import plan`: once the `axis_eval.plan` subpackage is imported,
     # that name is the subpackage, not the function.
     from axis_eval.plan.matrix import Selection, plan
@@ -114,7 +126,9 @@ def run_command(
 
 
 @cli.command("schema")
-@click.argument("name", required=False, type=click.Choice(["config", "scenario", "report", "result"]))
+@click.argument(
+    "name", required=False, type=click.Choice(["config", "scenario", "report", "result"])
+)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write files here.")
 def schema_command(name: str | None, out_dir: str | None) -> None:
     """Print the JSON Schema of a file format (all of them without NAME)."""
@@ -136,7 +150,10 @@ def schema_command(name: str | None, out_dir: str | None) -> None:
 @click.option("-s", "--scenarios", default="./scenarios", show_default=True)
 @click.option("-a", "--agent", "agents", multiple=True, help="Agent names (default claude-code).")
 @click.option(
-    "--format", "fmt", type=click.Choice(["json", "yaml", "toml"]), default="json",
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "yaml", "toml"]),
+    default="json",
     show_default=True,
 )
 @click.option("-f", "--force", is_flag=True, help="Overwrite existing files.")

@@ -78,9 +78,7 @@ def cancelled_outcome(spec: JobSpec, reason: str, kind: ErrorKind = "cancelled")
     )
 
 
-def _token_gate(
-    spec: JobSpec, ctx: JobContext
-) -> Callable[[int], tuple[ErrorKind, str] | None]:
+def _token_gate(spec: JobSpec, ctx: JobContext) -> Callable[[int], tuple[ErrorKind, str] | None]:
     def gate(total: int) -> tuple[ErrorKind, str] | None:
         if spec.token_limit is not None and total >= spec.token_limit:
             return ("token_limit", f"Scenario token limit reached ({spec.token_limit} tokens)")
@@ -112,9 +110,11 @@ async def _run(
     marker: str,
     started: str,
 ) -> JobOutcome:
-    isolation = adapter.isolation_env(str(dirs.workspace), str(dirs.home)) if (
-        adapter.isolation_env
-    ) else {}
+    isolation = (
+        adapter.isolation_env(str(dirs.workspace), str(dirs.home))
+        if (adapter.isolation_env)
+        else {}
+    )
     env = build_env(
         spec, dirs, ctx.parent_env, adapter_env=adapter.required_env, isolation=isolation
     )
@@ -199,7 +199,7 @@ def _outcome(
         error, kind = ctx.stop.reason, ctx.stop.kind
     if kind == "cancelled":
         status = "cancelled"
-    elif output.failed or error is not None and output.result is None:
+    elif output.failed or (error is not None and output.result is None):
         status = "failed"
     else:
         status = "completed"

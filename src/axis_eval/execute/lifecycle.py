@@ -86,9 +86,8 @@ async def _run_script(
         return f'Lifecycle action timed out after {minutes * 60:g}s: "{action.command}"'
     if done.exit_code != 0:
         output = (done.stderr.strip() or done.stdout.strip())[-_OUTPUT_TAIL:]
-        return (
-            f'Lifecycle action failed: "{action.command}" exited with code {done.exit_code}'
-            + (f"\n{output}" if output else "")
+        return f'Lifecycle action failed: "{action.command}" exited with code {done.exit_code}' + (
+            f"\n{output}" if output else ""
         )
     return None
 

@@ -44,9 +44,7 @@ def _resolved(spec: JobSpec) -> dict[str, Any]:
         "skills": spec.skills,
         "setup": [a.model_dump(mode="json") for a in spec.scenario.setup],
         "teardown": [a.model_dump(mode="json") for a in spec.scenario.teardown],
-        "mcpServers": mask_mcp(
-            {k: v.model_dump(mode="json") for k, v in spec.mcp_servers.items()}
-        ),
+        "mcpServers": mask_mcp({k: v.model_dump(mode="json") for k, v in spec.mcp_servers.items()}),
         "artifacts": spec.artifacts,
         "env": spec.env_pass + sorted(spec.env_set),
         "runCount": spec.run_count,
@@ -88,8 +86,7 @@ class ReportWriter:
             results=list(self._pairs.values()),
             skipped=plan.skipped,
             load_failures=[
-                LoadFailureEntry(path=f.path, key=f.key, error=f.error)
-                for f in plan.load_failures
+                LoadFailureEntry(path=f.path, key=f.key, error=f.error) for f in plan.load_failures
             ],
             warnings=plan.warnings,
             scoring_weights=weights_of(loaded.config),

@@ -1,0 +1,277 @@
+"""Adapters described in the config without Python: a command, its arguments, an output format.
+
+``output: text`` reads stdout as the answer. ``output: ndjson`` reads axis-eval's normalized
+events, one JSON object per line (the contract is documented in ``docs/events.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from axis_eval.adapters.base import (
+    AdapterConfigError,
+    AdapterInput,
+    AdapterResult,
+    AgentAdapter,
+    AggregateMode,
+    LinesMode,
+    ResultContext,
+    StreamContext,
+    create_agent_adapter,
+)
+from axis_eval.config.models import DeclarativeAdapter
+from axis_eval.report.models import TokenUsage
+
+__all__ = ["EVENT_TYPES", "declarative_adapter"]
+
+_PLACEHOLDER = re.compile(r"\{(prompt|workspace|home|model|config_dir)\}")
+
+EVENT_TYPES = (
+    "assistant",
+    "assistant_delta",
+    "thinking",
+    "tool_call",
+    "tool_result",
+    "usage",
+    "result",
+    "error",
+    "system",
+    "session",
+)
+"""The normalized event types an ``ndjson`` agent may print (see ``docs/events.md``)."""
+
+
+def _fill(arg: str, inp: AdapterInput) -> str | None:
+    """``arg`` with placeholders replaced; None drops it (``{model}`` with no model)."""
+    if "{model}" in arg and inp.agent.model is None:
+        return None
+
+    def value(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key == "prompt":
+            return inp.prompt
+        if key == "workspace":
+            return inp.workspace
+        if key == "home":
+            return inp.home
+        if key == "model":
+            return inp.agent.model or ""
+        config_dir = inp.env.get("AXIS_CONFIG_DIR")
+        if config_dir is None:
+            raise AdapterConfigError("{config_dir} is unknown: AXIS_CONFIG_DIR is not set")
+        return config_dir
+
+    return _PLACEHOLDER.sub(value, arg)
+
+
+def _flags(flags: dict[str, str | bool]) -> list[str]:
+    """Agent ``flags``: true → ``--k``, false → nothing, a string → ``--k value``."""
+    out: list[str] = []
+    for key, value in flags.items():
+        flag = key if key.startswith("-") else f"--{key}"
+        if value is True:
+            out.append(flag)
+        elif isinstance(value, str):
+            out += [flag, value]
+    return out
+
+
+def declarative_adapter(name: str, spec: DeclarativeAdapter) -> AgentAdapter[Any]:
+    """Build the adapter a config's ``adapters.<name>: {command, args, …}`` entry describes.
+
+    Raises:
+        AdapterConfigError: ``prompt_via`` is ``stdin`` but ``args`` contain ``{prompt}``.
+    """
+    command = [spec.command] if isinstance(spec.command, str) else list(spec.command)
+    args = list(spec.args)
+    if spec.prompt_via == "stdin":
+        if "args" not in spec.model_fields_set:
+            args = []  # the default ["{prompt}"] only makes sense on the command line
+        elif any("{prompt}" in a for a in args):
+            raise AdapterConfigError(
+                f"adapters.{name}: prompt_via is stdin, so args must not contain {{prompt}}"
+            )
+
+    def resolve_command(inp: AdapterInput) -> list[str]:
+        if inp.agent.command:
+            return list(inp.agent.command)
+        return [a for a in (_fill(c, inp) for c in command) if a is not None]
+
+    def build_args(inp: AdapterInput) -> list[str]:
+        filled = [a for a in (_fill(arg, inp) for arg in args) if a is not None]
+        return filled + _flags(inp.agent.flags)
+
+    if spec.output == "text":
+        return create_agent_adapter(
+            name=name,
+            build_args=build_args,
+            initial_state=_new_chunks,
+            stream=AggregateMode(on_chunk=_text_chunk, on_end=_text_end),
+            get_result=_text_result,
+            resolve_command=resolve_command,
+            prompt_via=spec.prompt_via,
+            required_env=spec.required_env,
+        )
+    return create_agent_adapter(
+        name=name,
+        build_args=build_args,
+        initial_state=_EventState,
+        stream=LinesMode(on_line=on_event, on_end=_events_end),
+        get_result=_events_result,
+        resolve_command=resolve_command,
+        prompt_via=spec.prompt_via,
+        required_env=spec.required_env,
+    )
+
+
+# -- output: text ---------------------------------------------------------------------
+
+
+def _new_chunks() -> list[str]:
+    return []
+
+
+def _text_chunk(chunk: str, ctx: StreamContext[list[str]]) -> None:
+    ctx.state.append(chunk)
+
+
+def _text_end(ctx: StreamContext[list[str]]) -> None:
+    ctx.transcript.assistant("".join(ctx.state).strip())
+
+
+def _text_result(ctx: ResultContext[list[str]]) -> AdapterResult:
+    return AdapterResult(result="".join(ctx.state).strip() or None)
+
+
+# -- output: ndjson -------------------------------------------------------------------
+
+
+@dataclass
+class _EventState:
+    result: str | None = None
+    errors: list[str] = field(default_factory=list)
+    cost_usd: float | None = None
+    session_id: str | None = None
+
+
+class _BadEvent(Exception):
+    """An event of a known type with a missing or mistyped field."""
+
+
+def _str(event: dict[str, Any], key: str, *, required: bool = True) -> str | None:
+    value = event.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and key == "id":
+        return str(value)
+    if not isinstance(value, str):
+        raise _BadEvent(f'"{key}" must be a string')
+    return value
+
+
+def _count(event: dict[str, Any], key: str) -> int:
+    value = event.get(key, 0)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise _BadEvent(f'"{key}" must be a non-negative number')
+    return int(value)
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _apply(kind: str, event: dict[str, Any], ctx: StreamContext[_EventState]) -> None:
+    t = ctx.transcript
+    if kind in ("assistant", "assistant_delta", "thinking", "system"):
+        text = _str(event, "text") or ""
+        if kind != "system":
+            ctx.feed_text(text)
+        if kind == "assistant":
+            t.assistant(text)
+        elif kind == "assistant_delta":
+            t.assistant_delta(text)
+        elif kind == "thinking":
+            t.thinking(text)
+        else:
+            t.system(text)
+    elif kind == "tool_call":
+        name = _str(event, "name") or "unknown"
+        call_kind = _str(event, "kind", required=False)
+        t.tool_call(name, event.get("input"), id=_str(event, "id", required=False), kind=call_kind)
+        ctx.feed_text(_as_text(event.get("input")))
+    elif kind == "tool_result":
+        is_error = event.get("is_error", False)
+        if not isinstance(is_error, bool):
+            raise _BadEvent('"is_error" must be true or false')
+        output = event.get("output")
+        t.tool_result(
+            _str(event, "id", required=False),
+            output,
+            is_error=is_error,
+            name=_str(event, "name", required=False),
+        )
+        ctx.feed_text(_as_text(output))
+    elif kind == "usage":
+        usage = TokenUsage(
+            input=_count(event, "input_tokens"),
+            output=_count(event, "output_tokens"),
+            cache_read_input=_count(event, "cache_read_input_tokens"),
+            cache_write_input=_count(event, "cache_write_input_tokens"),
+        )
+        cost = event.get("cost_usd")
+        if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
+            raise _BadEvent('"cost_usd" must be a number')
+        t.set_usage(usage)
+        if cost is not None:
+            ctx.state.cost_usd = float(cost)
+    elif kind == "result":
+        ctx.state.result = _str(event, "text")
+        ctx.state.session_id = _str(event, "session_id", required=False) or ctx.state.session_id
+    elif kind == "error":
+        message = _str(event, "message") or "error"
+        t.error(message)
+        ctx.state.errors.append(message)
+    else:  # session
+        ctx.state.session_id = _str(event, "id")
+
+
+def on_event(event: Any, ctx: StreamContext[_EventState]) -> None:
+    """Record one normalized event; anything malformed is kept as a system entry + warning."""
+    kind = event.get("type") if isinstance(event, dict) else None
+    if not isinstance(kind, str):
+        ctx.warn('ndjson: a line is JSON but not an event object with a "type"; kept as system')
+        ctx.transcript.system(_as_text(event))
+        return
+    if kind not in EVENT_TYPES:
+        ctx.warn(f"ndjson: unknown event type {kind!r}; kept as a system entry")
+        ctx.transcript.system(_as_text(event))
+        return
+    try:
+        _apply(kind, event, ctx)
+    except _BadEvent as exc:
+        ctx.warn(f"ndjson: a {kind!r} event is malformed ({exc}); kept as a system entry")
+        ctx.transcript.system(_as_text(event))
+
+
+def _events_end(ctx: StreamContext[_EventState]) -> None:
+    ctx.transcript.flush()
+
+
+def _events_result(ctx: ResultContext[_EventState]) -> AdapterResult:
+    state = ctx.state
+    result = state.result
+    if result is None and ctx.exit_code == 0:
+        result = ctx.transcript.last_assistant_text()
+    return AdapterResult(
+        result=result,
+        error=state.errors[-1] if result is None and state.errors else None,
+        cost_usd=state.cost_usd,
+        session_id=state.session_id,
+    )
