@@ -126,16 +126,27 @@ def main() -> None:
         for flag in ("--version", "--help"):
             walls = [measure([AXIS, flag])[0] for _ in range(10)]
             startup[flag] = (statistics.median(walls), min(walls), max(walls))
-    print(f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    py = platform.python_version()
+    print(f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python {py}")
     print(f"Date: {time.strftime('%Y-%m-%d', time.gmtime())}\n")
-    print("| N | floor wall (s) | axis wall (s) | (axis−floor)/N wall | (axis−floor)/N CPU | floor peak RSS | axis peak RSS | CPU floor → axis (s) |")
+    header = [
+        "N", "floor wall (s)", "axis wall (s)", "(axis−floor)/N wall", "(axis−floor)/N CPU",
+        "floor peak RSS", "axis peak RSS", "CPU floor → axis (s)",
+    ]  # fmt: skip
+    print("| " + " | ".join(header) + " |")
     print("|---|---|---|---|---|---|---|---|")
     for n, fw, aw, dw, dc, frss, rss, fc, ac in rows:
-        print(f"| {n} | {fw:.2f} | {aw:.2f} | {dw:.1f} ms | {dc:.1f} ms | {frss:.0f} MiB | {rss:.0f} MiB | {fc:.2f} → {ac:.2f} |")
+        cells = [
+            str(n), f"{fw:.2f}", f"{aw:.2f}", f"{dw:.1f} ms", f"{dc:.1f} ms",
+            f"{frss:.0f} MiB", f"{rss:.0f} MiB", f"{fc:.2f} → {ac:.2f}",
+        ]  # fmt: skip
+        print("| " + " | ".join(cells) + " |")
     a, b = fit(fit_n, fit_wall)
     c, d = fit(fit_n, fit_cpu)
-    print(f"\nFit over N: wall axis − floor ≈ {a:.2f} s + {b * 1000:.2f} ms × N; "
-          f"CPU axis − floor ≈ {c:.2f} s + {d * 1000:.2f} ms × N\n")
+    print(
+        f"\nFit over N: wall axis − floor ≈ {a:.2f} s + {b * 1000:.2f} ms × N; "
+        f"CPU axis − floor ≈ {c:.2f} s + {d * 1000:.2f} ms × N\n"
+    )
     for flag, (med, lo, hi) in startup.items():
         print(f"`axis {flag}`: {med * 1000:.0f} ms [{lo * 1000:.0f}–{hi * 1000:.0f}] (10 runs)")
 

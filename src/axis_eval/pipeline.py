@@ -1,4 +1,4 @@
-"""``run``: load → plan → pre-flight → execute → save → report. The only module that wires stages."""
+"""``run``: load → plan → pre-flight → execute → save → report; the only module wiring stages."""
 
 from __future__ import annotations
 

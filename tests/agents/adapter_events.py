@@ -16,7 +16,9 @@ def conversation() -> None:
     emit(type="assistant_delta", text="look.")
     emit(type="tool_call", id="t1", name="Bash", input={"command": "ls"})
     emit(type="tool_result", id="t1", output="README.md\n", is_error=False)
-    emit(type="usage", input_tokens=120, output_tokens=30, cache_read_input_tokens=50, cost_usd=0.01)
+    emit(
+        type="usage", input_tokens=120, output_tokens=30, cache_read_input_tokens=50, cost_usd=0.01
+    )
     emit(type="assistant", text="The folder holds README.md.")
 
 

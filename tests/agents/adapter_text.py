@@ -1,4 +1,4 @@
-"""Test agent printing plain text: the prompt back, in chunks, with a character split across writes."""
+"""Test agent printing the prompt back as plain text, splitting a character across writes."""
 
 import sys
 import time

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         StreamContext,
         create_agent_adapter,
     )
+    from axis_eval.report.models import TokenUsage
 
 _EXPORTS = {
     "AdapterInput": "axis_eval.adapters.base",
@@ -29,6 +30,7 @@ _EXPORTS = {
     "LinesMode": "axis_eval.adapters.base",
     "ResultContext": "axis_eval.adapters.base",
     "StreamContext": "axis_eval.adapters.base",
+    "TokenUsage": "axis_eval.report.models",
     "create_agent_adapter": "axis_eval.adapters.base",
 }
 
@@ -40,6 +42,7 @@ __all__ = [
     "LinesMode",
     "ResultContext",
     "StreamContext",
+    "TokenUsage",
     "create_agent_adapter",
 ]
 

@@ -155,7 +155,7 @@ class AgentAdapter(Generic[S]):
     stream: LinesMode[S] | AggregateMode[S]
     get_result: Callable[[ResultContext[S]], AdapterResult]
     resolve_command: Callable[[AdapterInput], list[str]] | None = None
-    """The argv prefix; default: the agent's configured ``command``."""
+    """The default argv prefix; the agent entry's ``command`` replaces it when set."""
     prompt_via: PromptVia = "argv"
     required_env: tuple[str, ...] = ()
     """Variables of which one must be set before any job starts (checked at pre-flight)."""
@@ -166,12 +166,17 @@ class AgentAdapter(Generic[S]):
 
 
 def resolve_argv_prefix(adapter: AgentAdapter[Any], inp: AdapterInput) -> list[str]:
-    """The command to spawn: ``resolve_command(inp)``, else the agent's ``command``.
+    """The command to spawn: the agent entry's ``command``, else ``resolve_command(inp)``.
+
+    A ``command`` in the config always wins, as its documentation promises ("to spawn
+    instead of the adapter's default"); ``resolve_command`` gives that default.
 
     Raises:
         AdapterConfigError: neither gives a non-empty list of strings.
     """
-    prefix = adapter.resolve_command(inp) if adapter.resolve_command else inp.agent.command
+    prefix: list[str] | None = inp.agent.command
+    if not prefix and adapter.resolve_command is not None:
+        prefix = adapter.resolve_command(inp)
     if not prefix:
         raise AdapterConfigError(
             f"The {adapter.name} adapter has no command to spawn",
@@ -215,7 +220,7 @@ def create_agent_adapter(
         initial_state: returns a fresh state object per run.
         stream: :class:`LinesMode` or :class:`AggregateMode` with the callbacks.
         get_result: reads the answer, usage and errors once the agent is done.
-        resolve_command: the argv prefix; default: the agent entry's ``command``.
+        resolve_command: the default argv prefix; an agent entry's ``command`` replaces it.
         prompt_via: ``"argv"`` or ``"stdin"`` (the prompt is written to stdin, then closed).
         required_env: variable names checked before any job starts.
         isolation_env: ``(workspace, home) -> variables`` set for every job.

@@ -96,8 +96,6 @@ def declarative_adapter(name: str, spec: DeclarativeAdapter) -> AgentAdapter[Any
             )
 
     def resolve_command(inp: AdapterInput) -> list[str]:
-        if inp.agent.command:
-            return list(inp.agent.command)
         return [a for a in (_fill(c, inp) for c in command) if a is not None]
 
     def build_args(inp: AdapterInput) -> list[str]:

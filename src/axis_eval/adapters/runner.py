@@ -32,7 +32,7 @@ from axis_eval.adapters.base import (
     resolve_argv_prefix,
 )
 from axis_eval.execute.process import AgentProcess, ProcessSpec, SpawnFailed, spawn
-from axis_eval.report.models import ErrorKind
+from axis_eval.report.models import ErrorKind, TokenUsage
 from axis_eval.transcript.builder import TranscriptBuilder
 from axis_eval.transcript.models import Transcript
 
@@ -272,7 +272,7 @@ class _Run:
             fn(*args)
         except Exception as exc:
             message = f"{self.adapter.name}: {what} raised {_describe(exc)}"
-            if self.notes.add("adapter callback errors", message):
+            if self.notes.add(f"{what} errors", message):
                 self.builder.error(message)
 
     def on_line(self, data: bytes) -> None:
@@ -405,14 +405,12 @@ class _Run:
             )
             if not isinstance(got, AdapterResult):
                 raise TypeError(f"get_result must return an AdapterResult, got {got!r:.100}")
-            if got.result is not None and not isinstance(got.result, str):
-                raise TypeError(
-                    f"AdapterResult.result must be a string or None: {got.result!r:.100}"
-                )
+            _check_result(got)
             res = got
         except Exception as exc:
             problem = f"{name}: get_result raised {_describe(exc)}"
             self.notes.add("get_result", problem)
+            self.builder.error(problem)
         if res is not None:
             if res.usage is not None:
                 self.builder.set_usage(res.usage)
@@ -489,6 +487,20 @@ class _Run:
         transcript.result = None
         ended_at = transcript.ended_at or _now()
         return self.output(transcript, "", None, None, message, kind, True, ended_at)
+
+
+def _check_result(res: AdapterResult) -> None:
+    """Raise TypeError when an adapter's result has fields of the wrong type."""
+    checks: list[tuple[str, object, type | tuple[type, ...]]] = [
+        ("result", res.result, str),
+        ("error", res.error, str),
+        ("usage", res.usage, TokenUsage),
+        ("cost_usd", res.cost_usd, (int, float)),
+        ("session_id", res.session_id, str),
+    ]
+    for key, value, kind in checks:
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise TypeError(f"AdapterResult.{key} has the wrong type: {value!r:.100}")
 
 
 def _describe(exc: BaseException) -> str:

@@ -89,6 +89,8 @@ def run_command(
         if dry_run:
             the_plan = plan(loaded, selection)
             _warn(the_plan.warnings)
+            for note in the_plan.notes:
+                click.echo(note, err=True)
             from axis_eval.report.render import dry_run_json, render_dry_run
 
             if as_json:

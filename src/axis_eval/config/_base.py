@@ -28,6 +28,8 @@ class InputModel(BaseModel):
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 PositiveMinutes = Annotated[float, Field(gt=0)]
 PositiveTokens = Annotated[int, Field(gt=0, strict=False)]
+RunCount = Annotated[int, Field(strict=True)]
+"""A repeat count: a real integer (``true`` or ``"3"`` are not counts)."""
 
 
 def nearest_legal_runs(value: int) -> list[int]:

@@ -103,11 +103,40 @@ def _suggest(word: str, options: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+_ALIASES = {"judge": ("rubric",)}
+"""Accepted spellings that are not field names (renamed before validation)."""
+
+_INVENTED = {
+    "criteria": ("judge", "judge"),
+    "checks": ("judge", "judge"),
+    "timeoutMinutes": ("limits", "limits.time_minutes"),
+    "timeout": ("limits", "limits.time_minutes"),
+    "maxTokens": ("limits", "limits.tokens"),
+}
+"""Field names authors invent (AXIS's configure-axis skill lists them): key → (field the
+model must have, the suggestion)."""
+
+
 def _known_names(model: BaseModel) -> list[str]:
     names: list[str] = []
     for field_name, field in type(model).model_fields.items():
         names.append(field.alias or field_name)
+        names.extend(_ALIASES.get(field_name, ()))
     return names
+
+
+def _snake(key: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key).lstrip("_")
+
+
+def _hint(key: str, model: BaseModel) -> str:
+    known = _known_names(model)
+    invented = _INVENTED.get(key)
+    if invented and invented[0] in type(model).model_fields:
+        return f" (did you mean {invented[1]!r}?)"
+    if _snake(key) in known and _snake(key) != key:
+        return f" (did you mean {_snake(key)!r}?)"
+    return _suggest(key, known)
 
 
 def unknown_keys(model: BaseModel, path: str = "") -> list[str]:
@@ -115,11 +144,10 @@ def unknown_keys(model: BaseModel, path: str = "") -> list[str]:
     found: list[str] = []
     for key in model.model_extra or {}:
         where = f"{path}.{key}" if path else key
-        found.append(f"unknown key {where!r}{_suggest(key, _known_names(model))}")
-    for field_name in type(model).model_fields:
-        found.extend(
-            _walk(getattr(model, field_name), f"{path}.{field_name}" if path else field_name)
-        )
+        found.append(f"unknown key {where!r}{_hint(key, model)}")
+    for field_name, field in type(model).model_fields.items():
+        shown = field.alias or field_name
+        found.extend(_walk(getattr(model, field_name), f"{path}.{shown}" if path else shown))
     return found
 
 

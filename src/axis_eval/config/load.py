@@ -152,7 +152,8 @@ def load_config(
                 f"{file.name}: unknown key 'profiles.{name}.{k}'" for k in sorted(extra)
             )
     others = _others(file)
-    if others and path is None:
+    probed = path is None or (Path(cwd or Path.cwd()) / path).is_dir()
+    if others and probed:
         warnings.append(f"using {file.name}; also found {', '.join(others)} (ignored)")
     return LoadedConfig(
         config=config,

@@ -14,13 +14,51 @@ from pydantic import (
     model_validator,
 )
 
-from axis_eval.config._base import InputModel, NonEmptyStr, check_runs
+from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, check_runs
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
 from axis_eval.config.scenario import ScenarioInput
 
 DEFAULT_CONCURRENCY = 15
 DEFAULT_SCENARIO_MINUTES = 15.0
 DEFAULT_WEIGHTS = {"goal_achievement": 0.4, "environment": 0.2, "service": 0.2, "agent": 0.2}
+
+
+def _command_tag(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "<text>"
+    if isinstance(value, list):
+        return "<argv>"
+    return None
+
+
+Command = Annotated[
+    Annotated[NonEmptyStr, Tag("<text>")]
+    | Annotated[list[NonEmptyStr], Field(min_length=1), Tag("<argv>")],
+    Discriminator(
+        _command_tag,
+        custom_error_type="axis_command",
+        custom_error_message="a command string or a non-empty list of arguments",
+    ),
+]
+"""A binary (``"my-cli"``) or an argv prefix (``["npx", "my-cli"]``)."""
+
+
+def _flag_tag(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "<switch>"
+    if isinstance(value, str):
+        return "<value>"
+    return None
+
+
+FlagValue = Annotated[
+    Annotated[bool, Tag("<switch>")] | Annotated[str, Tag("<value>")],
+    Discriminator(
+        _flag_tag,
+        custom_error_type="axis_flag",
+        custom_error_message="true, false or a string",
+    ),
+]
 
 
 class AgentEntry(InputModel):
@@ -32,9 +70,9 @@ class AgentEntry(InputModel):
     """Explicit display name; wins over the generated ``agent|model``."""
     model: NonEmptyStr | None = None
     """Passed verbatim to the agent CLI."""
-    flags: dict[str, str | bool] = Field(default_factory=dict)
+    flags: dict[str, FlagValue] = Field(default_factory=dict)
     """CLI flags without ``--``: true → ``--k``, false → omitted, string → ``--k value``."""
-    command: NonEmptyStr | list[NonEmptyStr] | None = None
+    command: Command | None = None
     """Binary (or argv prefix) to spawn instead of the adapter's default."""
     scenarios: list[NonEmptyStr] | None = None
     """Scenario filters for this agent: keys, base keys or globs; ``*`` = all."""
@@ -95,9 +133,9 @@ class RemotesSettings(InputModel):
 class Settings(InputModel):
     """Run settings."""
 
-    concurrency: int = Field(default=DEFAULT_CONCURRENCY, gt=0)
+    concurrency: int = Field(default=DEFAULT_CONCURRENCY, gt=0, strict=True)
     """Jobs at once; ``--concurrency`` wins."""
-    runs: int | None = None
+    runs: RunCount | None = None
     """Default repeat count: odd, 1 to 19."""
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     scoring_weights: ScoringWeights | None = None
@@ -123,7 +161,7 @@ class Judging(InputModel):
 class DeclarativeAdapter(InputModel):
     """A custom agent described without Python: a command and how to read its output."""
 
-    command: NonEmptyStr | list[NonEmptyStr]
+    command: Command
     args: list[str] = Field(default_factory=lambda: ["{prompt}"])
     """Arguments; ``{prompt}`` is replaced by the prompt (omit it with stdin)."""
     prompt_via: Literal["argv", "stdin"] = "argv"

@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from axis_eval.config._base import InputModel, NonEmptyStr, check_runs
+from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, check_runs
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
 
 VARIANT_NAME_PATTERN = r"^[a-zA-Z0-9_-]+$"
@@ -46,7 +46,22 @@ Judge = Annotated[
     ),
 ]
 
-ScenarioEnv = list[str] | dict[str, str]
+def _env_tag(value: Any) -> str | None:
+    if isinstance(value, list):
+        return "<names>"
+    if isinstance(value, dict):
+        return "<values>"
+    return None
+
+
+ScenarioEnv = Annotated[
+    Annotated[list[str], Tag("<names>")] | Annotated[dict[str, str], Tag("<values>")],
+    Discriminator(
+        _env_tag,
+        custom_error_type="axis_env",
+        custom_error_message="a list of variable names or a NAME: value mapping",
+    ),
+]
 """Names to pass through from the parent environment, or literal NAME: value pairs."""
 
 
@@ -78,7 +93,7 @@ class _ScenarioFields(InputModel):
     mcp_servers: dict[str, McpServer] | None = None
     limits: Limit | None = None
     """Replaces ``settings.limits.scenario`` wholesale for this scenario."""
-    runs: int | None = None
+    runs: RunCount | None = None
     """Repeat count: odd, 1 to 19."""
     env: ScenarioEnv | None = None
     artifacts: list[NonEmptyStr] | None = None

@@ -43,7 +43,7 @@ def sweep(prefix: bytes) -> int:
         for pid in pids:
             try:
                 # The one signal sent outside process.py: this watchdog must stay stdlib-only.
-                os.kill(pid, signal.SIGKILL)  # noqa: TID251
+                os.kill(pid, signal.SIGKILL)
                 killed += 1
             except OSError:
                 pass

@@ -184,8 +184,6 @@ async def _spawn(
         on_tokens=_token_gate(spec, ctx),
     )
     control.cancel_reason = ctx.stop.reason
-    if adapter.prepare is not None:
-        adapter.prepare(inp)
     output = await run_adapter(adapter, inp, control)
     return output
 

@@ -76,7 +76,7 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
     config = loaded.config
     _check_cli_runs(sel.runs)
     custom = resolve_custom(config, loaded.config_dir, loaded.path)
-    agents = display_names(config.agents)
+    agents = display_names(config.agents, loaded.path)
     for index, agent in enumerate(agents):
         resolve(agent.adapter, config, custom, where=f"agents[{index}].agent", file=loaded.path)
     found = discover(config, loaded.config_dir)

@@ -88,21 +88,23 @@ def sanitize_model(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
 
 
-def display_names(entries: list[AgentEntry]) -> list[AgentSpec]:
+def display_names(entries: list[AgentEntry], file: str | None = None) -> list[AgentSpec]:
     """Name every agent as AXIS does; explicit names win and may not collide.
 
     Raises:
         ConfigError: two agents end up with the same name because of an explicit ``name``.
     """
-    explicit = [e.name for e in entries if e.name]
     taken: set[str] = set()
-    for index, name in enumerate(explicit):
-        if name in taken:
+    for index, entry in enumerate(entries):
+        if not entry.name:
+            continue
+        if entry.name in taken:
             raise ConfigError(
-                f"agents: two agents are named {name!r}",
-                hint=f"explicit agent names must be unique (agents entry {index})",
+                f"agents[{index}].name: two agents are named {entry.name!r}",
+                file=file,
+                hint="explicit agent names must be unique",
             )
-        taken.add(name)
+        taken.add(entry.name)
     counts: dict[str, int] = {}
     specs: list[AgentSpec] = []
     for entry in entries:
@@ -115,6 +117,7 @@ def display_names(entries: list[AgentEntry]) -> list[AgentSpec]:
             if name in taken:
                 raise ConfigError(
                     f"agents: the generated name {name!r} collides with an explicit `name`",
+                    file=file,
                     hint="rename the explicit agent",
                 )
         taken.add(name)

@@ -229,9 +229,9 @@ def _is_ndjson(lines: list[str]) -> bool:
 
 
 def _is_text(mime: str, data: bytes) -> bool:
-    if not (mime.startswith("text/") or mime in ("application/json", "application/xml")):
-        if b"\x00" in data[:1024]:
-            return False
+    textual = mime.startswith("text/") or mime in ("application/json", "application/xml")
+    if not textual and b"\x00" in data[:1024]:
+        return False
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:

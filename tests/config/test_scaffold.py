@@ -1,0 +1,67 @@
+"""``init_project``: a config and a sample scenario that load and plan as written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from axis_eval.config.load import load_config
+from axis_eval.config.scaffold import SAMPLE_SCENARIO, init_project
+from axis_eval.errors import EXIT_USAGE, UsageError
+from axis_eval.plan.matrix import plan
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml", "toml"])
+def test_scaffold_loads_and_plans(tmp_path: Path, fmt: str) -> None:
+    written = init_project(tmp_path, fmt=fmt)  # type: ignore[arg-type]
+    assert written == [tmp_path / f"axis.config.{fmt}", tmp_path / "scenarios/hello-world.json"]
+    loaded = load_config(cwd=str(tmp_path))
+    assert loaded.warnings == []
+    the_plan = plan(loaded)
+    assert [j.id for j in the_plan.jobs] == ["hello-world claude-code #1"]
+    assert json.loads(written[1].read_text()) == SAMPLE_SCENARIO
+
+
+def test_scaffold_agents_and_scenario_folder(tmp_path: Path) -> None:
+    init_project(tmp_path, agents=["Codex", " gemini "], scenarios="./evals")
+    loaded = load_config(cwd=str(tmp_path))
+    assert loaded.config.scenarios == ["./evals"]
+    assert [a.agent for a in loaded.config.agents] == ["codex", "gemini"]
+    assert (tmp_path / "evals" / "hello-world.json").is_file()
+
+
+def test_scaffold_refuses_to_overwrite(tmp_path: Path) -> None:
+    init_project(tmp_path)
+    config = tmp_path / "axis.config.json"
+    config.write_text('{"agents": ["goose"]}')
+    with pytest.raises(UsageError) as info:
+        init_project(tmp_path)
+    assert info.value.exit_code == EXIT_USAGE
+    assert "already exists" in info.value.message
+    assert info.value.hint == "pass --force to overwrite"
+    assert config.read_text() == '{"agents": ["goose"]}', "nothing was overwritten"
+
+
+def test_scaffold_refuses_when_only_the_sample_exists(tmp_path: Path) -> None:
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "hello-world.json").write_text("{}")
+    with pytest.raises(UsageError, match="hello-world.json already exists"):
+        init_project(tmp_path)
+    assert not (tmp_path / "axis.config.json").exists()
+
+
+def test_scaffold_force_overwrites(tmp_path: Path) -> None:
+    init_project(tmp_path)
+    (tmp_path / "axis.config.json").write_text("garbage")
+    init_project(tmp_path, force=True)
+    assert json.loads((tmp_path / "axis.config.json").read_text())["agents"] == ["claude-code"]
+
+
+def test_scaffold_unknown_agent(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as info:
+        init_project(tmp_path, agents=["mock-agent"])
+    assert "unknown agent 'mock-agent'" in info.value.message
+    assert info.value.hint is not None and "claude-code" in info.value.hint
+    assert list(tmp_path.iterdir()) == []

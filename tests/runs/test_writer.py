@@ -1,0 +1,321 @@
+"""ReportWriter: the report folder while a run is under way, its layout, and redaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from axis_eval._util.redact import MASK, Redactor
+from axis_eval.config.load import load_config
+from axis_eval.config.models import LoadedConfig
+from axis_eval.execute.models import CollectedArtifact, JobOutcome
+from axis_eval.plan.matrix import Selection, plan
+from axis_eval.plan.models import JobSpec, Plan
+from axis_eval.report.models import ReportManifest, RunResult, TokenUsage
+from axis_eval.report.outcome import exit_code_for
+from axis_eval.runs.store import ReportStore, new_report_id, reports_root
+from axis_eval.runs.writer import ReportWriter
+from axis_eval.transcript.models import Entry, Transcript
+
+MakeProject = Callable[..., Path]
+
+
+def sc(name: str = "S", **fields: Any) -> dict[str, Any]:
+    return {"name": name, "prompt": f"do {name}", "judge": "done", **fields}
+
+
+def planned(
+    root: Path, make_project: MakeProject, config: dict[str, Any], scenarios: dict[str, Any],
+    **selection: Any,
+) -> tuple[Plan, LoadedConfig]:  # fmt: skip
+    make_project(root, config, scenarios)
+    loaded = load_config(str(root))
+    return plan(loaded, Selection(**selection)), loaded
+
+
+def outcome(job: JobSpec, status: str = "completed", **fields: Any) -> JobOutcome:
+    defaults: dict[str, Any] = {
+        "failed": status == "failed",
+        "exit_code": 0 if status == "completed" else 1,
+        "started_at": "2026-01-01T00:00:00.000Z",
+        "ended_at": "2026-01-01T00:00:01.000Z",
+        "duration_ms": 1000,
+        "result": f"answer for {job.id}",
+    }
+    return JobOutcome(spec=job, status=status, **{**defaults, **fields})  # type: ignore[arg-type]
+
+
+def manifest_on_disk(store: ReportStore) -> ReportManifest:
+    return ReportManifest.model_validate_json((store.folder / "report.json").read_bytes())
+
+
+def new_store(loaded: LoadedConfig, redactor: Redactor | None = None) -> ReportStore:
+    root = reports_root(loaded.config_dir)
+    return ReportStore(root / new_report_id(root), redactor)
+
+
+def test_manifest_is_written_before_any_job(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(
+        tmp_path, make_project, {"agents": ["codex", "goose"], "name": "Suite"},
+        {"a": sc(), "b": sc(runs=3), "off": sc(skip=True)},
+    )  # fmt: skip
+    store = new_store(loaded)
+    ReportWriter(store, the_plan, loaded)
+    m = manifest_on_disk(store)
+    assert m.state == "running" and m.report_id == store.report_id and m.name == "Suite"
+    assert [(p.scenario_key, p.agent_name, p.run_count) for p in m.results] == [
+        ("a", "codex", 1), ("b", "codex", 3), ("a", "goose", 1), ("b", "goose", 3),
+    ]  # fmt: skip
+    assert all(r.status == "cancelled" and r.error == "not started" for p in m.results
+               for r in p.runs)  # fmt: skip
+    s = m.summary
+    assert (s.total, s.cancelled, s.runs_total, s.runs_cancelled, s.skipped) == (4, 4, 8, 8, 1)
+    assert m.skipped == ["off"]
+    assert m.scoring_weights == {
+        "goal_achievement": 0.4, "environment": 0.2, "service": 0.2, "agent": 0.2,
+    }  # fmt: skip
+    assert m.config_path == loaded.path and m.config_dir == loaded.config_dir
+
+
+def test_manifest_uses_axis_field_names(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(runs=3)})
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded)
+    writer.record(outcome(the_plan.jobs[0]))
+    raw = json.loads((store.folder / "report.json").read_text())
+    for key in ("schemaVersion", "reportId", "startedAt", "durationMs", "summary", "results",
+                "loadFailures", "scoringWeights", "resolvedConfig"):  # fmt: skip
+        assert key in raw, key
+    for key in ("total", "completed", "failed", "runsTotal", "runsFailed", "loadFailures"):
+        assert key in raw["summary"], key
+    entry = raw["results"][0]
+    for key in ("scenarioKey", "agentName", "runCount", "durationMs", "exitCode", "failed",
+                "runs", "reliability", "representativeRunIndex"):  # fmt: skip
+        assert key in entry, key
+    assert {"runIndex", "status", "failed", "exitCode", "durationMs", "dir"} <= set(
+        entry["runs"][0]
+    )
+
+
+def test_layout_single_run_is_flat(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(
+        tmp_path, make_project,
+        {"agents": [{"agent": "claude-code", "model": "anthropic/claude-3.5-sonnet"}]},
+        {"cms/post": sc(variants=[{"name": "v"}])},
+    )  # fmt: skip
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded)
+    [job] = the_plan.jobs
+    writer.record(
+        outcome(
+            job,
+            transcript=Transcript(agent="claude-code", usage=TokenUsage(input=10, output=5),
+                                  cost_usd=0.5, entries=[Entry(type="assistant", timestamp="t",
+                                                               text="hi")]),
+            raw_output=['{"type": "a"}', '{"type": "b"}'],
+            stderr="some stderr",
+            artifacts=[
+                CollectedArtifact(path="out/notes.txt", size_bytes=5, mime_type="text/plain",
+                                  data=b"hello"),
+                CollectedArtifact(path="huge.bin", size_bytes=10**9, mime_type="application/x",
+                                  note="over the size cap"),
+            ],
+        )
+    )  # fmt: skip
+    folder = store.folder / "scenarios" / "cms" / "post@v" / "claude-code|anthropic-claude-3.5-sonnet"
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
+        "artifacts/out/notes.txt", "raw.ndjson", "result.json", "stderr.log", "transcript.json",
+    ]  # fmt: skip
+    result = RunResult.model_validate_json((folder / "result.json").read_bytes())
+    assert result.scenario_key == "cms/post@v"
+    assert result.run.status == "completed" and result.run.result == f"answer for {job.id}"
+    assert result.spec["scenario"]["key"] == "cms/post@v"
+    assert set(result.files) == {"transcript", "raw", "stderr"}
+    notes, huge = result.run.artifacts
+    assert notes.content == "hello" and notes.file.endswith("artifacts/out/notes.txt")
+    assert huge.file == "" and huge.content is None
+    m = manifest_on_disk(store)
+    [entry] = m.results
+    assert entry.dir == "scenarios/cms/post@v/claude-code|anthropic-claude-3.5-sonnet"
+    assert entry.file == f"{entry.dir}/result.json"
+    assert entry.base_key == "cms/post" and entry.variant == "v"
+    assert entry.token_usage is not None and entry.token_usage.total == 15
+    assert entry.total_cost_usd == 0.5
+
+
+def test_raw_output_that_is_not_json_is_raw_txt(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc()})
+    store = new_store(loaded)
+    ReportWriter(store, the_plan, loaded).record(
+        outcome(the_plan.jobs[0], raw_output=["plain text\n", "more\n"])
+    )
+    assert (store.folder / "scenarios/a/codex/raw.txt").read_text() == "plain text\nmore\n"
+
+
+def test_layout_repeated_runs_get_run_folders(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(runs=3)})
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded)
+    for job in the_plan.jobs:
+        writer.record(outcome(job))
+    pair = store.folder / "scenarios" / "a" / "codex"
+    assert sorted(p.name for p in pair.iterdir()) == ["run-1", "run-2", "run-3"]
+    assert all((pair / f"run-{i}" / "result.json").is_file() for i in (1, 2, 3))
+    [entry] = manifest_on_disk(store).results
+    assert [r.dir for r in entry.runs] == [f"scenarios/a/codex/run-{i}" for i in (1, 2, 3)]
+    assert entry.representative_run_index == 1
+    assert entry.file == "scenarios/a/codex/run-1/result.json"
+
+
+def test_job_is_on_disk_before_the_manifest_is_rewritten(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()})
+
+    class Recording(ReportStore):
+        writes: list[str] = []
+
+        def write_json(self, relative: str, value: Any) -> Path:
+            self.writes.append(relative)
+            return super().write_json(relative, value)
+
+    root = reports_root(loaded.config_dir)
+    store = Recording(root / new_report_id(root))
+    writer = ReportWriter(store, the_plan, loaded)
+    store.writes.clear()
+    writer.record(outcome(the_plan.jobs[0]))
+    writer.record(outcome(the_plan.jobs[1]))
+    assert store.writes == [
+        "scenarios/a/codex/result.json", "report.json",
+        "scenarios/b/codex/result.json", "report.json",
+    ]  # fmt: skip
+
+
+def test_manifest_tracks_progress_and_finish(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()})
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded)
+    writer.record(outcome(the_plan.jobs[0]))
+    mid = manifest_on_disk(store)
+    assert [p.status for p in mid.results] == ["completed", "cancelled"]
+    assert (mid.summary.completed, mid.summary.cancelled) == (1, 1)
+    writer.record(outcome(the_plan.jobs[1], status="failed", error="agent crashed",
+                          error_kind="agent", result=None))  # fmt: skip
+    final = writer.finish("finished", 1)
+    assert final.state == "finished" and final.exit_code == 1
+    on_disk = manifest_on_disk(store)
+    assert on_disk.state == "finished" and on_disk.exit_code == 1
+    assert (on_disk.summary.completed, on_disk.summary.failed) == (1, 1)
+    assert on_disk.results[1].error == "agent crashed" and on_disk.results[1].failed is True
+    assert exit_code_for(on_disk) == 1
+
+
+def test_answer_then_nonzero_exit_is_not_a_failure(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc()})
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded)
+    writer.record(outcome(the_plan.jobs[0], exit_code=143, failed=False, result="the answer"))
+    m = writer.finish("finished", None)
+    [entry] = m.results
+    assert entry.status == "completed" and entry.failed is False and entry.exit_code == 143
+    assert exit_code_for(m) == 0
+
+
+def test_one_failed_run_of_a_repeated_pair_does_not_fail_the_suite(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(runs=3)})
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded)
+    first, second, third = the_plan.jobs
+    writer.record(outcome(first, status="failed", error="flaky"))
+    writer.record(outcome(second))
+    writer.record(outcome(third))
+    m = writer.finish("finished", None)
+    [entry] = m.results
+    assert entry.status == "completed" and entry.representative_run_index == 2
+    assert entry.reliability is not None
+    assert (entry.reliability.succeeded, entry.reliability.total) == (2, 3)
+    assert (m.summary.failed, m.summary.runs_failed, m.summary.runs_total) == (0, 1, 3)
+    assert exit_code_for(m) == 0
+
+
+def test_load_failures_are_in_the_report(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(
+        tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "bad": {"name": "b", "prompt": "p"}}
+    )
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded)
+    writer.record(outcome(the_plan.jobs[0]))
+    m = writer.finish("finished", None)
+    assert [f.path for f in m.load_failures] == ["scenarios/bad.json"]
+    assert m.summary.load_failures == 1
+    assert exit_code_for(m) == 1, "load failures fail the run"
+
+
+SECRET = "sk-live-0123456789abcdef"
+HEADER = "Bearer hdr-secret-value"
+
+
+def test_secrets_never_reach_disk(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(
+        tmp_path, make_project,
+        {"agents": ["codex"], "env": ["OPENAI_API_KEY"],
+         "mcp_servers": {"docs": {"type": "http", "url": "https://mcp", "headers": {"Authorization": HEADER}}}},
+        {"a": sc(prompt=f"use key {SECRET}", env={"API_TOKEN": SECRET})},
+    )  # fmt: skip
+    redactor = Redactor.from_env(["OPENAI_API_KEY"], {"OPENAI_API_KEY": SECRET}, [HEADER])
+    store = new_store(loaded, redactor)
+    writer = ReportWriter(store, the_plan, loaded)
+    writer.record(
+        outcome(
+            the_plan.jobs[0],
+            result=f"I used {SECRET}",
+            stderr=f"debug: token={SECRET}",
+            raw_output=[json.dumps({"text": SECRET}), json.dumps({"auth": HEADER})],
+            transcript=Transcript(agent="codex", result=SECRET,
+                                  entries=[Entry(type="user", timestamp="t", text=SECRET)]),
+            artifacts=[CollectedArtifact(path="log.txt", size_bytes=10, mime_type="text/plain",
+                                         data=f"key={SECRET}".encode())],
+            setup_output=f"seeded {SECRET}",
+        )
+    )  # fmt: skip
+    writer.finish("finished", 0)
+    files = [p for p in store.folder.rglob("*") if p.is_file()]
+    assert len(files) >= 5
+    for path in files:
+        if "artifacts" in path.parts:
+            continue
+        text = path.read_text()
+        assert SECRET not in text, path
+        assert "hdr-secret-value" not in text, path
+    report = (store.folder / "report.json").read_text()
+    assert MASK in report
+    m = manifest_on_disk(store)
+    assert m.resolved_config["mcp_servers"]["docs"]["headers"] == {"Authorization": MASK}
+    assert m.results[0].resolved_config["mcpServers"]["docs"]["headers"] == {"Authorization": MASK}
+    assert m.results[0].runs[0].artifacts[0].content == f"key={MASK}"
+
+
+def test_no_temporary_files_are_left(tmp_path: Path, make_project: MakeProject) -> None:
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(runs=3)})
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded)
+    for job in the_plan.jobs:
+        writer.record(outcome(job, stderr="x", raw_output=["{}"]))
+    writer.finish("finished", 0)
+    leftovers = [p for p in store.folder.rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+@pytest.mark.parametrize("state", ["interrupted", "finished"])
+def test_finish_states(tmp_path: Path, make_project: MakeProject, state: str) -> None:
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc()})
+    store = new_store(loaded)
+    m = ReportWriter(store, the_plan, loaded).finish(state, 130)
+    assert manifest_on_disk(store).state == state
+    assert m.results[0].status == "cancelled", "an unfinished job is cancelled, to be re-run"
