@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from axis_eval.pipeline import RunOutcome as RunOutcome
     from axis_eval.pipeline import run as run
     from axis_eval.pipeline import run_async as run_async
-    from axis_eval.plan.matrix import Selection as Selection
-    from axis_eval.plan.matrix import plan as plan
-    from axis_eval.plan.models import JobSpec as JobSpec
-    from axis_eval.plan.models import Plan as Plan
+    from axis_eval.planning.matrix import Selection as Selection
+    from axis_eval.planning.matrix import plan as plan
+    from axis_eval.planning.models import JobSpec as JobSpec
+    from axis_eval.planning.models import Plan as Plan
     from axis_eval.report.models import ReportManifest as ReportManifest
     from axis_eval.report.models import RunResult as RunResult
     from axis_eval.runs.store import list_reports as list_reports
@@ -38,21 +38,21 @@ _EXPORTS = {
     "AxisError": "axis_eval.errors",
     "Config": "axis_eval.config.models",
     "ConfigError": "axis_eval.errors",
-    "JobSpec": "axis_eval.plan.models",
+    "JobSpec": "axis_eval.planning.models",
     "LoadedConfig": "axis_eval.config.models",
-    "Plan": "axis_eval.plan.models",
+    "Plan": "axis_eval.planning.models",
     "PreflightError": "axis_eval.errors",
     "ReportManifest": "axis_eval.report.models",
     "RunOptions": "axis_eval.pipeline",
     "RunOutcome": "axis_eval.pipeline",
     "RunResult": "axis_eval.report.models",
     "Scenario": "axis_eval.config.scenario",
-    "Selection": "axis_eval.plan.matrix",
+    "Selection": "axis_eval.planning.matrix",
     "UsageError": "axis_eval.errors",
     "init_project": "axis_eval.config.scaffold",
     "list_reports": "axis_eval.runs.store",
     "load_config": "axis_eval.config.load",
-    "plan": "axis_eval.plan.matrix",
+    "plan": "axis_eval.planning.matrix",
     "read_report": "axis_eval.runs.store",
     "run": "axis_eval.pipeline",
     "run_async": "axis_eval.pipeline",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from axis_eval._util.redact import Redactor, mcp_secret_values
+from axis_eval._util.redact import Redactor, looks_secret, mcp_secret_values
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.adapters.loader import AdapterLoadError, load_adapter
 from axis_eval.adapters.registry import resolve, resolve_custom
@@ -23,8 +23,8 @@ from axis_eval.execute.lifecycle import run_phase
 from axis_eval.execute.models import JobOutcome
 from axis_eval.execute.process import OrphanReaper, Sentinel, become_subreaper, new_run_token
 from axis_eval.execute.workspace import PASSTHROUGH, missing_env
-from axis_eval.plan.matrix import Selection, plan
-from axis_eval.plan.models import JobSpec, Plan
+from axis_eval.planning.matrix import Selection, plan
+from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.progress import Display, NullDisplay
 from axis_eval.report.models import ErrorKind, ReportManifest
 from axis_eval.report.outcome import exit_code_for
@@ -96,19 +96,20 @@ def preflight(
 def _redactor(
     the_plan: Plan, adapters: Mapping[str, AgentAdapter[Any]], env: Mapping[str, str]
 ) -> Redactor:
+    """Secrets: values of secret-looking passed-through variables, scenario values, MCP."""
     names: list[str] = []
     secrets: list[str] = []
     for job in the_plan.jobs:
         names.extend(job.env_pass)
-        secrets.extend(mcp_secret_values({k: v.model_dump() for k, v in job.mcp_servers.items()}))
-        secrets.extend(
-            v for k, v in job.env_set.items() if Redactor.from_env([k], {k: v}).text(v) != v
-        )
+        servers = {k: v.model_dump() for k, v in job.mcp_servers.items()}
+        secrets.extend(mcp_secret_values(servers))
+        secrets.extend(v for k, v in job.env_set.items() if looks_secret(k))
     for adapter in adapters.values():
         names.extend(adapter.required_env)
     names = [n for n in dict.fromkeys(names) if n not in PASSTHROUGH]
-    expanded = [s.split(" ", 1)[1] for s in secrets if " " in s]
-    return Redactor.from_env(names, env, [*secrets, *expanded])
+    # "Bearer <token>" headers: the token alone must not leak either.
+    tails = [s.split()[-1] for s in secrets if len(s.split()) > 1]
+    return Redactor.from_env(names, env, [*secrets, *tails])
 
 
 class _Budget:

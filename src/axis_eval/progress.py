@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-from axis_eval.plan.models import JobSpec, Plan
+from axis_eval.planning.models import JobSpec, Plan
 
 Phase = Literal["setup", "running", "scoring", "teardown"]
 

@@ -14,7 +14,7 @@ import pytest
 from axis_eval.adapters.base import AdapterInput
 from axis_eval.adapters.runner import RunControl
 from axis_eval.execute.process import new_run_token
-from axis_eval.plan.models import AgentSpec
+from axis_eval.planning.models import AgentSpec
 
 PY = sys.executable
 AGENTS = Path(__file__).resolve().parent.parent / "agents"

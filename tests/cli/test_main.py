@@ -28,8 +28,11 @@ ERROR_CASES: dict[str, tuple[dict[str, Any] | str, dict[str, Any], list[str], li
         {"agents": ["codex", {"agent": "codex", "model": 5}], "settings": {"concurrency": 0}},
         {"a": sc()},
         [],
-        ["axis.config.json", "agents[1].model: expected a string, found 5",
-         "settings.concurrency: expected a number greater than 0, found 0"],
+        [
+            "axis.config.json",
+            "agents[1].model: expected a string, found 5",
+            "settings.concurrency: expected a number greater than 0, found 0",
+        ],
     ),
     "even-runs": (
         {"agents": ["codex"], "settings": {"runs": 4}},
@@ -37,24 +40,50 @@ ERROR_CASES: dict[str, tuple[dict[str, Any] | str, dict[str, Any], list[str], li
         [],
         ["settings.runs: expected an odd run count from 1 to 19 (nearest legal: 3 or 5)"],
     ),
-    "cli-even-runs": ({"agents": ["codex"]}, {"a": sc()}, ["--runs", "2"],
-                      ["--runs 2: expected an odd run count", "nearest legal: 1 or 3"]),
-    "unknown-agent": ({"agents": ["mock-agent"]}, {"a": sc()}, [],
-                      ["unknown agent 'mock-agent'", "known agents: ", "claude-code"]),
-    "no-agent-match": ({"agents": ["codex"]}, {"a": sc()}, ["-a", "gemini"],
-                       ["-a 'gemini' matches no configured agent"]),
-    "zero-jobs": ({"agents": ["codex"]}, {"a": sc()}, ["-s", "nope"],
-                  ["no jobs to run: the selection is empty"]),
-    "remote": ({"agents": ["codex"], "scenarios": ["https://github.com/o/r"]}, {}, [],
-               ["remote scenario sources are not supported yet"]),
-    "unknown-profile": ({"agents": ["codex"]}, {"a": sc()}, ["--profile", "ci"],
-                        ["unknown profile 'ci'"]),
+    "cli-even-runs": (
+        {"agents": ["codex"]},
+        {"a": sc()},
+        ["--runs", "2"],
+        ["--runs 2: expected an odd run count", "nearest legal: 1 or 3"],
+    ),
+    "unknown-agent": (
+        {"agents": ["mock-agent"]},
+        {"a": sc()},
+        [],
+        ["unknown agent 'mock-agent'", "known agents: ", "claude-code"],
+    ),
+    "no-agent-match": (
+        {"agents": ["codex"]},
+        {"a": sc()},
+        ["-a", "gemini"],
+        ["-a 'gemini' matches no configured agent"],
+    ),
+    "zero-jobs": (
+        {"agents": ["codex"]},
+        {"a": sc()},
+        ["-s", "nope"],
+        ["no jobs to run: the selection is empty"],
+    ),
+    "remote": (
+        {"agents": ["codex"], "scenarios": ["https://github.com/o/r"]},
+        {},
+        [],
+        ["remote scenario sources are not supported yet"],
+    ),
+    "unknown-profile": (
+        {"agents": ["codex"]},
+        {"a": sc()},
+        ["--profile", "ci"],
+        ["unknown profile 'ci'"],
+    ),
     "bad-json": ('{"agents": [', {}, [], ["invalid JSON in config file"]),
     "explicit-names": (
         {"agents": [{"agent": "codex", "name": "x"}, {"agent": "goose", "name": "x"}]},
-        {"a": sc()}, [], ["agents[1].name: two agents are named 'x'"],
+        {"a": sc()},
+        [],
+        ["agents[1].name: two agents are named 'x'"],
     ),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", sorted(ERROR_CASES))
@@ -106,9 +135,15 @@ def test_end_to_end_dry_run_process(
         "Discovered 2 scenarios across 2 agents: 4 pairs, 8 jobs (up to 3 runs each)"
     )
     assert [(j["scenarioKey"], j["agentName"], j["runIndex"]) for j in data["jobs"]] == [
-        ("a", "codex", 1), ("b/c", "codex", 1), ("a", "goose", 1), ("b/c", "goose", 1),
-        ("b/c", "codex", 2), ("b/c", "goose", 2), ("b/c", "codex", 3), ("b/c", "goose", 3),
-    ]  # fmt: skip
+        ("a", "codex", 1),
+        ("b/c", "codex", 1),
+        ("a", "goose", 1),
+        ("b/c", "goose", 1),
+        ("b/c", "codex", 2),
+        ("b/c", "goose", 2),
+        ("b/c", "codex", 3),
+        ("b/c", "goose", 3),
+    ]
     assert not (tmp_path / ".axis").exists()
 
 
@@ -126,10 +161,12 @@ def test_dry_run_text_lists_jobs_in_scheduling_order(
 ) -> None:
     make_project(
         tmp_path,
-        {"agents": ["codex", {"agent": "claude-code", "model": "anthropic/claude-3.5-sonnet"}],
-         "settings": {"limits": {"scenario": {"tokens": 20000}}}},
+        {
+            "agents": ["codex", {"agent": "claude-code", "model": "anthropic/claude-3.5-sonnet"}],
+            "settings": {"limits": {"scenario": {"tokens": 20000}}},
+        },
         {"x": sc(runs=3), "y": sc()},
-    )  # fmt: skip
+    )
     result = axis("run", "--dry-run", cwd=tmp_path)
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -172,22 +209,34 @@ def test_dry_run_json(tmp_path: Path, make_project: MakeProject, axis: Axis) -> 
     make_project(
         tmp_path,
         {"agents": ["codex"], "settings": {"limits": {"run": {"tokens": 5000}}}},
-        {"a": sc(limits={"time_minutes": 2, "tokens": 10}), "b": sc(), "bad": {"name": "x",
-                                                                              "judge": "j"}},
-    )  # fmt: skip
+        {
+            "a": sc(limits={"time_minutes": 2, "tokens": 10}),
+            "b": sc(),
+            "bad": {"name": "x", "judge": "j"},
+        },
+    )
     result = axis("run", "--dry-run", "--json", "--runs", "3", cwd=tmp_path)
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["pairs"] == 2
     assert data["configPath"] == str((tmp_path / "axis.config.json").resolve())
-    assert [(j["number"], j["scenarioKey"], j["runIndex"], j["runCount"]) for j in data["jobs"]] == [
-        (1, "a", 1, 3), (2, "b", 1, 3), (3, "a", 2, 3), (4, "b", 2, 3), (5, "a", 3, 3),
+    assert [
+        (j["number"], j["scenarioKey"], j["runIndex"], j["runCount"]) for j in data["jobs"]
+    ] == [
+        (1, "a", 1, 3),
+        (2, "b", 1, 3),
+        (3, "a", 2, 3),
+        (4, "b", 2, 3),
+        (5, "a", 3, 3),
         (6, "b", 3, 3),
-    ]  # fmt: skip
+    ]
     first = data["jobs"][0]
     assert (first["agentName"], first["agent"], first["timeLimitS"], first["tokenLimit"]) == (
-        "codex", "codex", 120.0, 10,
-    )  # fmt: skip
+        "codex",
+        "codex",
+        120.0,
+        10,
+    )
     assert [f["key"] for f in data["loadFailures"]] == ["bad"]
     assert len(data["notes"]) == 1 and "settings.limits.run" in data["notes"][0]
     assert "settings.limits.run" in result.stderr, "the start-up note is shown"
@@ -213,10 +262,14 @@ def test_dry_run_filters_and_profile_flags(
         return [(j["scenarioKey"], j["agentName"]) for j in json.loads(result.stdout)["jobs"]]
 
     assert jobs("-s", "a/two", "-a", "codex") == [("a/two@x", "codex"), ("a/two@y", "codex")]
-    assert jobs("--scenario", "a/one", "--scenario", "a/two@y", "--agent", "goose,claude-code|*") == [
-        ("a/one", "goose"), ("a/two@y", "goose"),
-        ("a/one", "claude-code|opus"), ("a/two@y", "claude-code|opus"),
-    ]  # fmt: skip
+    assert jobs(
+        "--scenario", "a/one", "--scenario", "a/two@y", "--agent", "goose,claude-code|*"
+    ) == [
+        ("a/one", "goose"),
+        ("a/two@y", "goose"),
+        ("a/one", "claude-code|opus"),
+        ("a/two@y", "claude-code|opus"),
+    ]
     assert jobs("-s", "extra/*", "--profile", "all", "-a", "codex") == [("extra/e", "codex")]
     result = axis("run", "--dry-run", "-s", "extra/*", cwd=tmp_path)
     assert result.exit_code == 2

@@ -181,16 +181,22 @@ def test_variants_are_expanded_and_sorted(tmp_path: Path, make_project: MakeProj
 
 
 def test_single_file_source_keyed_by_stem(tmp_path: Path, make_project: MakeProject) -> None:
-    make_project(tmp_path, {"agents": ["codex"], "scenarios": ["./scenarios/deep/one.json"]},
-                 {"deep/one.json": sc(), "other.json": sc()})  # fmt: skip
+    make_project(
+        tmp_path,
+        {"agents": ["codex"], "scenarios": ["./scenarios/deep/one.json"]},
+        {"deep/one.json": sc(), "other.json": sc()},
+    )
     assert keys(found_in(tmp_path)) == ["one"]
 
 
 def test_single_file_source_without_markers_is_a_load_failure(
     tmp_path: Path, make_project: MakeProject
 ) -> None:
-    make_project(tmp_path, {"agents": ["codex"], "scenarios": ["./scenarios/x.json"]},
-                 {"x.json": {"name": "x"}})  # fmt: skip
+    make_project(
+        tmp_path,
+        {"agents": ["codex"], "scenarios": ["./scenarios/x.json"]},
+        {"x.json": {"name": "x"}},
+    )
     [failure] = found_in(tmp_path).load_failures
     assert failure.error == "not a scenario: no `prompt` or `judge`"
 

@@ -222,7 +222,9 @@ def test_profile_deep_merges_over_the_config(tmp_path: Path, make_project: MakeP
     assert config.include == ["a/*"] and config.exclude == ["a/two"], "suite untouched"
 
 
-def test_profile_replaces_include_and_exclude_as_a_pair(tmp_path: Path, make_project: MakeProject) -> None:
+def test_profile_replaces_include_and_exclude_as_a_pair(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
     make_project(tmp_path, PROFILED)
     config = load_config(str(tmp_path), profile="everything").config
     assert config.include == ["**"]
@@ -260,7 +262,9 @@ def test_profile_must_be_an_object() -> None:
     assert "profiles.ci: expected an object, found list" in info.value.render()
 
 
-def test_profile_values_are_validated_like_the_config(tmp_path: Path, make_project: MakeProject) -> None:
+def test_profile_values_are_validated_like_the_config(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
     make_project(
         tmp_path, {"agents": ["codex"], "profiles": {"ci": {"settings": {"concurrency": 0}}}}
     )

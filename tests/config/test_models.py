@@ -166,7 +166,7 @@ def test_single_strings_are_accepted_for_lists() -> None:
 def test_error_names_the_file_field_expected_and_found() -> None:
     text = problems(cfg(settings={"concurrency": "many"}))
     assert FILE in text
-    assert "settings.concurrency: expected an integer, found \"many\"" in text
+    assert 'settings.concurrency: expected an integer, found "many"' in text
 
 
 def test_error_path_indexes_into_lists() -> None:
@@ -188,7 +188,10 @@ def test_all_problems_are_listed_at_once() -> None:
         ({"agents": "claude-code"}, 'agents: expected a list, found "claude-code"'),
         ({"agents": []}, "agents: expected a non-empty list, found []"),
         ({"agents": [{"agent": ""}]}, 'agents[0].agent: expected a non-empty string, found ""'),
-        ({"agents": [{"agent": "codex", "scenarios": "x"}]}, "agents[0].scenarios: expected a list"),
+        (
+            {"agents": [{"agent": "codex", "scenarios": "x"}]},
+            "agents[0].scenarios: expected a list",
+        ),
         ({"agents": [{"agent": "codex", "skills": [1]}]}, "agents[0].skills[0]: expected a string"),
         (
             {"agents": [{"agent": "codex", "flags": {"x": 1}}]},
@@ -270,9 +273,7 @@ def test_scoring_weights_sum_to_one_within_tolerance(goal: float) -> None:
 
 
 def test_scoring_weights_may_zero_some_dimensions() -> None:
-    config = validate_config(
-        weights(goal_achievement=1.0, environment=0, service=0, agent=0), FILE
-    )
+    config = validate_config(weights(goal_achievement=1.0, environment=0, service=0, agent=0), FILE)
     assert weights_of(config)["environment"] == 0
 
 
@@ -353,7 +354,7 @@ def test_adapters() -> None:
         cfg(adapters={"x": 5})
     )
     assert "adapters.d.command: expected a value" in problems(cfg(adapters={"d": {"args": []}}))
-    assert 'adapters.d.output: expected one of \'text\' or \'ndjson\', found "xml"' in problems(
+    assert "adapters.d.output: expected one of 'text' or 'ndjson', found \"xml\"" in problems(
         cfg(adapters={"d": {"command": "c", "output": "xml"}})
     )
 

@@ -140,7 +140,9 @@ def test_unknown_keys_inside_judge_checks_and_variants() -> None:
     ]
 
 
-def test_load_config_prefixes_warnings_with_the_file(tmp_path: Path, make_project: MakeProject) -> None:
+def test_load_config_prefixes_warnings_with_the_file(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
     make_project(tmp_path, {"agents": ["codex"], "settings": {"concurency": 3}})
     assert load_config(str(tmp_path)).warnings == [
         "axis.config.json: unknown key 'settings.concurency' (did you mean 'concurrency'?)"
@@ -155,7 +157,9 @@ def test_scenario_warnings_name_the_file(tmp_path: Path, make_project: MakeProje
     )
     loaded = load_config(str(tmp_path))
     found = discover(loaded.config, loaded.config_dir)
-    assert found.warnings == ["scenarios/sub/s.json: unknown key 'criteria' (did you mean 'judge'?)"]
+    assert found.warnings == [
+        "scenarios/sub/s.json: unknown key 'criteria' (did you mean 'judge'?)"
+    ]
 
 
 def test_path_of_renders_indexes_and_drops_union_tags() -> None:

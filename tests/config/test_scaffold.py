@@ -10,7 +10,7 @@ import pytest
 from axis_eval.config.load import load_config
 from axis_eval.config.scaffold import SAMPLE_SCENARIO, init_project
 from axis_eval.errors import EXIT_USAGE, UsageError
-from axis_eval.plan.matrix import plan
+from axis_eval.planning.matrix import plan
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml", "toml"])

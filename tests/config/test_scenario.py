@@ -40,7 +40,12 @@ def weights_of(judge: str | list[ResolvedCheck]) -> list[float]:
 
 def test_plain_scenario_expands_to_itself() -> None:
     [s] = build(sc(), key="cms/create-post")
-    assert (s.key, s.base_key, s.variant, s.name) == ("cms/create-post", "cms/create-post", None, "Base")
+    assert (s.key, s.base_key, s.variant, s.name) == (
+        "cms/create-post",
+        "cms/create-post",
+        None,
+        "Base",
+    )
     assert s.prompt == "base prompt" and s.judge == "base judge"
     assert s.source == "/abs/cms/create-post.json"
     assert s.skip is False and s.runs is None and s.limits is None
@@ -62,7 +67,9 @@ def test_prompt_is_required() -> None:
 
 
 def test_name_is_required() -> None:
-    assert "name: expected a value (this field is required)" in errors({"prompt": "p", "judge": "j"})
+    assert "name: expected a value (this field is required)" in errors(
+        {"prompt": "p", "judge": "j"}
+    )
 
 
 def test_judge_shape_errors() -> None:
@@ -92,7 +99,9 @@ def test_judge_weights(given: list[float | None], expected: list[float]) -> None
 
 
 def test_resolved_weights_are_stored_on_the_scenario() -> None:
-    [s] = build(sc(judge=[{"check": "a", "weight": 0.5}, {"check": "b", "weight": 0.3}, {"check": "c"}]))
+    [s] = build(
+        sc(judge=[{"check": "a", "weight": 0.5}, {"check": "b", "weight": 0.3}, {"check": "c"}])
+    )
     assert weights_of(s.judge) == [0.5, 0.3, 0.2]
     assert isinstance(s.judge, list) and [c.check for c in s.judge] == ["a", "b", "c"]
 
@@ -124,14 +133,23 @@ def test_setup_and_teardown_actions() -> None:
 @pytest.mark.parametrize(
     ("action", "expected"),
     [
-        ({"action": "run_scrpt", "command": "x"}, "(did you mean 'run_script'?), found \"run_scrpt\""),
-        ({"action": "shell", "match": "x"}, 'setup[0]: expected an action of run_script or copy, found "shell"'),
+        (
+            {"action": "run_scrpt", "command": "x"},
+            "(did you mean 'run_script'?), found \"run_scrpt\"",
+        ),
+        (
+            {"action": "shell", "match": "x"},
+            'setup[0]: expected an action of run_script or copy, found "shell"',
+        ),
         ({"command": "x"}, "setup[0]: expected an action of run_script or copy, found null"),
         ("echo hi", 'setup[0]: expected an action of run_script or copy, found "echo hi"'),
         ({"action": "run_script"}, "setup[0].command: expected a value"),
         ({"action": "run_script", "command": ""}, "setup[0].command: expected a non-empty string"),
         ({"action": "copy"}, "setup[0].match: expected a value"),
-        ({"action": "run_script", "command": "x", "timeout_minutes": 0}, "setup[0].timeout_minutes"),
+        (
+            {"action": "run_script", "command": "x", "timeout_minutes": 0},
+            "setup[0].timeout_minutes",
+        ),
     ],
 )
 def test_invalid_actions(action: Any, expected: str) -> None:
@@ -227,8 +245,20 @@ def test_variants_replace_the_base_which_never_runs() -> None:
 def test_override_less_variant_inherits_everything() -> None:
     s = by_variant({**BASE, "variants": [{"name": "baseline"}]})["baseline"]
     base = build(BASE, key="cms/post")[0]
-    same = ["prompt", "judge", "skip", "setup", "teardown", "agents", "skills", "limits",
-            "runs", "env", "artifacts", "mcp_servers"]  # fmt: skip
+    same = [
+        "prompt",
+        "judge",
+        "skip",
+        "setup",
+        "teardown",
+        "agents",
+        "skills",
+        "limits",
+        "runs",
+        "env",
+        "artifacts",
+        "mcp_servers",
+    ]
     for field in same:
         assert getattr(s, field) == getattr(base, field), field
 
@@ -269,8 +299,13 @@ def test_variant_skip_false_overrides_a_skipped_base() -> None:
 
 
 def test_variant_mcp_servers_merge_shallowly_over_the_base() -> None:
-    variant = {"name": "v", "mcp_servers": {"fs": {"type": "stdio", "command": "fs-v"},
-                                             "new": {"type": "http", "url": "https://new"}}}  # fmt: skip
+    variant = {
+        "name": "v",
+        "mcp_servers": {
+            "fs": {"type": "stdio", "command": "fs-v"},
+            "new": {"type": "http", "url": "https://new"},
+        },
+    }
     s = by_variant({**BASE, "variants": [variant, {"name": "empty", "mcp_servers": {}}]})
     merged = s["v"].mcp_servers
     assert list(merged) == ["docs", "fs", "new"]
@@ -280,8 +315,13 @@ def test_variant_mcp_servers_merge_shallowly_over_the_base() -> None:
 
 
 def test_variants_may_supply_prompt_and_judge() -> None:
-    raw = {"name": "T", "variants": [{"name": "a", "prompt": "pa", "judge": "ja"},
-                                      {"name": "b", "prompt": "pb", "rubric": "jb"}]}  # fmt: skip
+    raw = {
+        "name": "T",
+        "variants": [
+            {"name": "a", "prompt": "pa", "judge": "ja"},
+            {"name": "b", "prompt": "pb", "rubric": "jb"},
+        ],
+    }
     s = by_variant(raw)
     assert (s["a"].prompt, s["a"].judge, s["b"].prompt, s["b"].judge) == ("pa", "ja", "pb", "jb")
 

@@ -11,17 +11,37 @@ import pytest
 from axis_eval.adapters.builtins import BUILTINS
 from axis_eval.config.load import load_config
 from axis_eval.errors import EXIT_USAGE, ConfigError, UsageError
-from axis_eval.plan.matrix import Selection, plan
-from axis_eval.plan.models import Plan
+from axis_eval.planning.matrix import Selection, plan
+from axis_eval.planning.models import Plan
 
 MakeProject = Callable[..., Path]
 
 AXIS_BUILTINS = [
-    "claude-code", "codex", "claude-sdk", "codex-sdk", "gemini", "qwen-code", "goose",
-    "opencode", "stakpak", "blackbox", "fast-agent", "mistral-vibe", "factory-droid",
-    "poolside", "vtcode", "cursor-agent", "auggie", "kimi", "openhands", "cline", "kiro-cli",
-    "kilo", "qoder", "copilot",
-]  # fmt: skip
+    "claude-code",
+    "codex",
+    "claude-sdk",
+    "codex-sdk",
+    "gemini",
+    "qwen-code",
+    "goose",
+    "opencode",
+    "stakpak",
+    "blackbox",
+    "fast-agent",
+    "mistral-vibe",
+    "factory-droid",
+    "poolside",
+    "vtcode",
+    "cursor-agent",
+    "auggie",
+    "kimi",
+    "openhands",
+    "cline",
+    "kiro-cli",
+    "kilo",
+    "qoder",
+    "copilot",
+]
 """The 24 names of inventory §6.4."""
 
 
@@ -113,8 +133,9 @@ def test_all_scenarios_for_all_agents_by_default(project: Callable[..., Path]) -
 
 
 def test_suite_include_then_exclude(project: Callable[..., Path]) -> None:
-    p = plan_of(project({"agents": ["codex"], "include": ["a/*", "b/**"], "exclude": ["b/two"]},
-                        SUITE))  # fmt: skip
+    p = plan_of(
+        project({"agents": ["codex"], "include": ["a/*", "b/**"], "exclude": ["b/two"]}, SUITE)
+    )
     assert [k for k, _ in pairs(p)] == ["a/one", "a/two", "b/one"]
 
 
@@ -260,8 +281,11 @@ def test_scenario_agents_are_not_globs(project: Callable[..., Path]) -> None:
 def test_skipped_scenarios_are_counted_not_run(project: Callable[..., Path]) -> None:
     root = project(
         {"agents": ["codex", "goose"]},
-        {"off": sc(skip=True), "on": sc(), "v": sc(variants=[{"name": "a", "skip": True},
-                                                               {"name": "b"}])},  # fmt: skip
+        {
+            "off": sc(skip=True),
+            "on": sc(),
+            "v": sc(variants=[{"name": "a", "skip": True}, {"name": "b"}]),
+        },
     )
     p = plan_of(root)
     assert [k for k, _ in pairs(p)] == ["on", "v@b", "on", "v@b"]
@@ -316,9 +340,12 @@ def test_load_failures_are_listed_and_the_rest_plans(project: Callable[..., Path
 def test_run_count_precedence(project: Callable[..., Path]) -> None:
     root = project(
         {"agents": ["codex"], "settings": {"runs": 3}},
-        {"own": sc(runs=5), "default": sc(), "variant": sc(runs=5, variants=[{"name": "v",
-                                                                               "runs": 1}])},
-    )  # fmt: skip
+        {
+            "own": sc(runs=5),
+            "default": sc(),
+            "variant": sc(runs=5, variants=[{"name": "v", "runs": 1}]),
+        },
+    )
     counts = {x.scenario_key: x.run_count for x in plan_of(root).pairs}
     assert counts == {"default": 3, "own": 5, "variant@v": 1}
     forced = {x.scenario_key: x.run_count for x in plan_of(root, runs=7).pairs}
@@ -349,13 +376,25 @@ def test_jobs_are_run_major_with_mixed_run_counts(project: Callable[..., Path]) 
     )
     p = plan_of(root)
     assert ids(p) == [
-        "five codex #1", "once codex #1", "thrice codex #1",
-        "five goose #1", "once goose #1", "thrice goose #1",
-        "five codex #2", "thrice codex #2", "five goose #2", "thrice goose #2",
-        "five codex #3", "thrice codex #3", "five goose #3", "thrice goose #3",
-        "five codex #4", "five goose #4",
-        "five codex #5", "five goose #5",
-    ]  # fmt: skip
+        "five codex #1",
+        "once codex #1",
+        "thrice codex #1",
+        "five goose #1",
+        "once goose #1",
+        "thrice goose #1",
+        "five codex #2",
+        "thrice codex #2",
+        "five goose #2",
+        "thrice goose #2",
+        "five codex #3",
+        "thrice codex #3",
+        "five goose #3",
+        "thrice goose #3",
+        "five codex #4",
+        "five goose #4",
+        "five codex #5",
+        "five goose #5",
+    ]
     assert [j.number for j in p.jobs] == list(range(1, 19))
     assert len(p.pairs) == 6
     assert p.max_runs == 5
@@ -407,10 +446,16 @@ def test_no_note_without_a_run_limit(project: Callable[..., Path]) -> None:
 
 def test_job_limits_resolution(project: Callable[..., Path]) -> None:
     root = project(
-        {"agents": ["codex"],
-         "settings": {"limits": {"scenario": {"time_minutes": 2, "tokens": 900}}}},
-        {"inherits": sc(), "own": sc(limits={"tokens": 50}), "time": sc(limits={"time_minutes": 0.5})},
-    )  # fmt: skip
+        {
+            "agents": ["codex"],
+            "settings": {"limits": {"scenario": {"time_minutes": 2, "tokens": 900}}},
+        },
+        {
+            "inherits": sc(),
+            "own": sc(limits={"tokens": 50}),
+            "time": sc(limits={"time_minutes": 0.5}),
+        },
+    )
     jobs = {j.scenario.key: j for j in plan_of(root).jobs}
     assert (jobs["inherits"].time_limit_s, jobs["inherits"].token_limit) == (120.0, 900)
     assert (jobs["own"].time_limit_s, jobs["own"].token_limit) == (900.0, 50), (

@@ -8,8 +8,8 @@ import pytest
 
 from axis_eval.config.models import AgentEntry
 from axis_eval.errors import ConfigError
-from axis_eval.plan.models import AgentSpec
-from axis_eval.plan.select import (
+from axis_eval.planning.models import AgentSpec
+from axis_eval.planning.select import (
     agent_matches,
     display_names,
     glob_regex,
@@ -115,9 +115,10 @@ def test_sanitize_model(model: str, clean: str) -> None:
 
 
 def test_display_names_agent_and_sanitized_model() -> None:
-    assert names(
-        "claude-code", {"agent": "codex", "model": "anthropic/claude-3.5-sonnet"}
-    ) == ["claude-code", "codex|anthropic-claude-3.5-sonnet"]
+    assert names("claude-code", {"agent": "codex", "model": "anthropic/claude-3.5-sonnet"}) == [
+        "claude-code",
+        "codex|anthropic-claude-3.5-sonnet",
+    ]
 
 
 def test_display_names_duplicates_are_suffixed() -> None:
@@ -167,8 +168,14 @@ def test_generated_name_colliding_with_explicit_is_an_error(entries: list[Any]) 
 
 def test_display_names_carry_the_entry() -> None:
     entry = AgentEntry.model_validate(
-        {"agent": "codex", "model": "m", "flags": {"a": True}, "command": "my-codex",
-         "skills": ["./s"], "scenarios": ["x/*"]}  # fmt: skip
+        {
+            "agent": "codex",
+            "model": "m",
+            "flags": {"a": True},
+            "command": "my-codex",
+            "skills": ["./s"],
+            "scenarios": ["x/*"],
+        }
     )
     [spec] = display_names([entry])
     assert spec.adapter == "codex" and spec.model == "m"

@@ -13,8 +13,8 @@ from axis_eval._util.redact import MASK, Redactor
 from axis_eval.config.load import load_config
 from axis_eval.config.models import LoadedConfig
 from axis_eval.execute.models import CollectedArtifact, JobOutcome
-from axis_eval.plan.matrix import Selection, plan
-from axis_eval.plan.models import JobSpec, Plan
+from axis_eval.planning.matrix import Selection, plan
+from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.report.models import ReportManifest, RunResult, TokenUsage
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
@@ -29,9 +29,12 @@ def sc(name: str = "S", **fields: Any) -> dict[str, Any]:
 
 
 def planned(
-    root: Path, make_project: MakeProject, config: dict[str, Any], scenarios: dict[str, Any],
+    root: Path,
+    make_project: MakeProject,
+    config: dict[str, Any],
+    scenarios: dict[str, Any],
     **selection: Any,
-) -> tuple[Plan, LoadedConfig]:  # fmt: skip
+) -> tuple[Plan, LoadedConfig]:
     make_project(root, config, scenarios)
     loaded = load_config(str(root))
     return plan(loaded, Selection(**selection)), loaded
@@ -60,24 +63,33 @@ def new_store(loaded: LoadedConfig, redactor: Redactor | None = None) -> ReportS
 
 def test_manifest_is_written_before_any_job(tmp_path: Path, make_project: MakeProject) -> None:
     the_plan, loaded = planned(
-        tmp_path, make_project, {"agents": ["codex", "goose"], "name": "Suite"},
+        tmp_path,
+        make_project,
+        {"agents": ["codex", "goose"], "name": "Suite"},
         {"a": sc(), "b": sc(runs=3), "off": sc(skip=True)},
-    )  # fmt: skip
+    )
     store = new_store(loaded)
     ReportWriter(store, the_plan, loaded)
     m = manifest_on_disk(store)
     assert m.state == "running" and m.report_id == store.report_id and m.name == "Suite"
     assert [(p.scenario_key, p.agent_name, p.run_count) for p in m.results] == [
-        ("a", "codex", 1), ("b", "codex", 3), ("a", "goose", 1), ("b", "goose", 3),
-    ]  # fmt: skip
-    assert all(r.status == "cancelled" and r.error == "not started" for p in m.results
-               for r in p.runs)  # fmt: skip
+        ("a", "codex", 1),
+        ("b", "codex", 3),
+        ("a", "goose", 1),
+        ("b", "goose", 3),
+    ]
+    assert all(
+        r.status == "cancelled" and r.error == "not started" for p in m.results for r in p.runs
+    )
     s = m.summary
     assert (s.total, s.cancelled, s.runs_total, s.runs_cancelled, s.skipped) == (4, 4, 8, 8, 1)
     assert m.skipped == ["off"]
     assert m.scoring_weights == {
-        "goal_achievement": 0.4, "environment": 0.2, "service": 0.2, "agent": 0.2,
-    }  # fmt: skip
+        "goal_achievement": 0.4,
+        "environment": 0.2,
+        "service": 0.2,
+        "agent": 0.2,
+    }
     assert m.config_path == loaded.path and m.config_dir == loaded.config_dir
 
 
@@ -87,14 +99,32 @@ def test_manifest_uses_axis_field_names(tmp_path: Path, make_project: MakeProjec
     writer = ReportWriter(store, the_plan, loaded)
     writer.record(outcome(the_plan.jobs[0]))
     raw = json.loads((store.folder / "report.json").read_text())
-    for key in ("schemaVersion", "reportId", "startedAt", "durationMs", "summary", "results",
-                "loadFailures", "scoringWeights", "resolvedConfig"):  # fmt: skip
+    for key in (
+        "schemaVersion",
+        "reportId",
+        "startedAt",
+        "durationMs",
+        "summary",
+        "results",
+        "loadFailures",
+        "scoringWeights",
+        "resolvedConfig",
+    ):
         assert key in raw, key
     for key in ("total", "completed", "failed", "runsTotal", "runsFailed", "loadFailures"):
         assert key in raw["summary"], key
     entry = raw["results"][0]
-    for key in ("scenarioKey", "agentName", "runCount", "durationMs", "exitCode", "failed",
-                "runs", "reliability", "representativeRunIndex"):  # fmt: skip
+    for key in (
+        "scenarioKey",
+        "agentName",
+        "runCount",
+        "durationMs",
+        "exitCode",
+        "failed",
+        "runs",
+        "reliability",
+        "representativeRunIndex",
+    ):
         assert key in entry, key
     assert {"runIndex", "status", "failed", "exitCode", "durationMs", "dir"} <= set(
         entry["runs"][0]
@@ -103,33 +133,48 @@ def test_manifest_uses_axis_field_names(tmp_path: Path, make_project: MakeProjec
 
 def test_layout_single_run_is_flat(tmp_path: Path, make_project: MakeProject) -> None:
     the_plan, loaded = planned(
-        tmp_path, make_project,
+        tmp_path,
+        make_project,
         {"agents": [{"agent": "claude-code", "model": "anthropic/claude-3.5-sonnet"}]},
         {"cms/post": sc(variants=[{"name": "v"}])},
-    )  # fmt: skip
+    )
     store = new_store(loaded)
     writer = ReportWriter(store, the_plan, loaded)
     [job] = the_plan.jobs
     writer.record(
         outcome(
             job,
-            transcript=Transcript(agent="claude-code", usage=TokenUsage(input=10, output=5),
-                                  cost_usd=0.5, entries=[Entry(type="assistant", timestamp="t",
-                                                               text="hi")]),
+            transcript=Transcript(
+                agent="claude-code",
+                usage=TokenUsage(input=10, output=5),
+                cost_usd=0.5,
+                entries=[Entry(type="assistant", timestamp="t", text="hi")],
+            ),
             raw_output=['{"type": "a"}', '{"type": "b"}'],
             stderr="some stderr",
             artifacts=[
-                CollectedArtifact(path="out/notes.txt", size_bytes=5, mime_type="text/plain",
-                                  data=b"hello"),
-                CollectedArtifact(path="huge.bin", size_bytes=10**9, mime_type="application/x",
-                                  note="over the size cap"),
+                CollectedArtifact(
+                    path="out/notes.txt", size_bytes=5, mime_type="text/plain", data=b"hello"
+                ),
+                CollectedArtifact(
+                    path="huge.bin",
+                    size_bytes=10**9,
+                    mime_type="application/x",
+                    note="over the size cap",
+                ),
             ],
         )
-    )  # fmt: skip
-    folder = store.folder / "scenarios" / "cms" / "post@v" / "claude-code|anthropic-claude-3.5-sonnet"
+    )
+    folder = (
+        store.folder / "scenarios" / "cms" / "post@v" / "claude-code|anthropic-claude-3.5-sonnet"
+    )
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
-        "artifacts/out/notes.txt", "raw.ndjson", "result.json", "stderr.log", "transcript.json",
-    ]  # fmt: skip
+        "artifacts/out/notes.txt",
+        "raw.ndjson",
+        "result.json",
+        "stderr.log",
+        "transcript.json",
+    ]
     result = RunResult.model_validate_json((folder / "result.json").read_bytes())
     assert result.scenario_key == "cms/post@v"
     assert result.run.status == "completed" and result.run.result == f"answer for {job.id}"
@@ -174,7 +219,9 @@ def test_layout_repeated_runs_get_run_folders(tmp_path: Path, make_project: Make
 def test_job_is_on_disk_before_the_manifest_is_rewritten(
     tmp_path: Path, make_project: MakeProject
 ) -> None:
-    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()})
+    the_plan, loaded = planned(
+        tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()}
+    )
 
     class Recording(ReportStore):
         writes: list[str] = []
@@ -190,21 +237,32 @@ def test_job_is_on_disk_before_the_manifest_is_rewritten(
     writer.record(outcome(the_plan.jobs[0]))
     writer.record(outcome(the_plan.jobs[1]))
     assert store.writes == [
-        "scenarios/a/codex/result.json", "report.json",
-        "scenarios/b/codex/result.json", "report.json",
-    ]  # fmt: skip
+        "scenarios/a/codex/result.json",
+        "report.json",
+        "scenarios/b/codex/result.json",
+        "report.json",
+    ]
 
 
 def test_manifest_tracks_progress_and_finish(tmp_path: Path, make_project: MakeProject) -> None:
-    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()})
+    the_plan, loaded = planned(
+        tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()}
+    )
     store = new_store(loaded)
     writer = ReportWriter(store, the_plan, loaded)
     writer.record(outcome(the_plan.jobs[0]))
     mid = manifest_on_disk(store)
     assert [p.status for p in mid.results] == ["completed", "cancelled"]
     assert (mid.summary.completed, mid.summary.cancelled) == (1, 1)
-    writer.record(outcome(the_plan.jobs[1], status="failed", error="agent crashed",
-                          error_kind="agent", result=None))  # fmt: skip
+    writer.record(
+        outcome(
+            the_plan.jobs[1],
+            status="failed",
+            error="agent crashed",
+            error_kind="agent",
+            result=None,
+        )
+    )
     final = writer.finish("finished", 1)
     assert final.state == "finished" and final.exit_code == 1
     on_disk = manifest_on_disk(store)
@@ -214,7 +272,9 @@ def test_manifest_tracks_progress_and_finish(tmp_path: Path, make_project: MakeP
     assert exit_code_for(on_disk) == 1
 
 
-def test_answer_then_nonzero_exit_is_not_a_failure(tmp_path: Path, make_project: MakeProject) -> None:
+def test_answer_then_nonzero_exit_is_not_a_failure(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
     the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc()})
     store = new_store(loaded)
     writer = ReportWriter(store, the_plan, loaded)
@@ -246,7 +306,10 @@ def test_one_failed_run_of_a_repeated_pair_does_not_fail_the_suite(
 
 def test_load_failures_are_in_the_report(tmp_path: Path, make_project: MakeProject) -> None:
     the_plan, loaded = planned(
-        tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "bad": {"name": "b", "prompt": "p"}}
+        tmp_path,
+        make_project,
+        {"agents": ["codex"]},
+        {"a": sc(), "bad": {"name": "b", "prompt": "p"}},
     )
     store = new_store(loaded)
     writer = ReportWriter(store, the_plan, loaded)
@@ -263,11 +326,17 @@ HEADER = "Bearer hdr-secret-value"
 
 def test_secrets_never_reach_disk(tmp_path: Path, make_project: MakeProject) -> None:
     the_plan, loaded = planned(
-        tmp_path, make_project,
-        {"agents": ["codex"], "env": ["OPENAI_API_KEY"],
-         "mcp_servers": {"docs": {"type": "http", "url": "https://mcp", "headers": {"Authorization": HEADER}}}},
+        tmp_path,
+        make_project,
+        {
+            "agents": ["codex"],
+            "env": ["OPENAI_API_KEY"],
+            "mcp_servers": {
+                "docs": {"type": "http", "url": "https://mcp", "headers": {"Authorization": HEADER}}
+            },
+        },
         {"a": sc(prompt=f"use key {SECRET}", env={"API_TOKEN": SECRET})},
-    )  # fmt: skip
+    )
     redactor = Redactor.from_env(["OPENAI_API_KEY"], {"OPENAI_API_KEY": SECRET}, [HEADER])
     store = new_store(loaded, redactor)
     writer = ReportWriter(store, the_plan, loaded)
@@ -277,13 +346,22 @@ def test_secrets_never_reach_disk(tmp_path: Path, make_project: MakeProject) -> 
             result=f"I used {SECRET}",
             stderr=f"debug: token={SECRET}",
             raw_output=[json.dumps({"text": SECRET}), json.dumps({"auth": HEADER})],
-            transcript=Transcript(agent="codex", result=SECRET,
-                                  entries=[Entry(type="user", timestamp="t", text=SECRET)]),
-            artifacts=[CollectedArtifact(path="log.txt", size_bytes=10, mime_type="text/plain",
-                                         data=f"key={SECRET}".encode())],
+            transcript=Transcript(
+                agent="codex",
+                result=SECRET,
+                entries=[Entry(type="user", timestamp="t", text=SECRET)],
+            ),
+            artifacts=[
+                CollectedArtifact(
+                    path="log.txt",
+                    size_bytes=10,
+                    mime_type="text/plain",
+                    data=f"key={SECRET}".encode(),
+                )
+            ],
             setup_output=f"seeded {SECRET}",
         )
-    )  # fmt: skip
+    )
     writer.finish("finished", 0)
     files = [p for p in store.folder.rglob("*") if p.is_file()]
     assert len(files) >= 5

@@ -16,7 +16,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from axis_eval.config.actions import McpServer
 from axis_eval.errors import EXIT_USAGE, AxisError
-from axis_eval.plan.models import AgentSpec
+from axis_eval.planning.models import AgentSpec
 from axis_eval.report.models import TokenUsage
 from axis_eval.transcript.builder import TranscriptBuilder
 

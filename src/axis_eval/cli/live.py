@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from axis_eval.plan.models import JobSpec, Plan
+from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.progress import JobView, Phase
 
 ICONS = {

@@ -77,11 +77,7 @@ def run_command(
     verbose: bool,
 ) -> None:
     """Run every scenario × agent pair and write a report."""
-    from axis_eval import AxisError, load_config
-
-    # Not `from axis_eval import plan`: once the `axis_eval.plan` subpackage is imported,
-    # that name is the subpackage, not the function.
-    from axis_eval.plan.matrix import Selection, plan
+    from axis_eval import AxisError, Selection, load_config, plan
 
     try:
         loaded = load_config(config_path, profile=profile)
@@ -162,7 +158,7 @@ def schema_command(name: str | None, out_dir: str | None) -> None:
 def init_command(scenarios: str, agents: tuple[str, ...], fmt: str, force: bool) -> None:
     """Scaffold a config and a sample scenario in the current folder."""
     from axis_eval import AxisError, init_project
-    from axis_eval.plan.select import split_list
+    from axis_eval.planning.select import split_list
 
     try:
         written = init_project(

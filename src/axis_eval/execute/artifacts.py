@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from axis_eval.execute.models import CollectedArtifact
-from axis_eval.plan.select import glob_regex
+from axis_eval.planning.select import glob_regex
 
 MAX_RUN_BYTES = 50 * 1024 * 1024
 """Artifacts copied per run; files past the cap are listed, not copied."""

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from axis_eval.execute.job import JobContext, cancelled_outcome, run_job
 from axis_eval.execute.models import JobOutcome
-from axis_eval.plan.models import JobSpec
+from axis_eval.planning.models import JobSpec
 
 
 class Executor(Protocol):

@@ -20,7 +20,7 @@ from axis_eval.execute.lifecycle import run_phase
 from axis_eval.execute.models import JobOutcome
 from axis_eval.execute.process import kill_marked
 from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs
-from axis_eval.plan.models import JobSpec
+from axis_eval.planning.models import JobSpec
 from axis_eval.progress import Phase
 from axis_eval.report.models import ErrorKind
 

@@ -13,7 +13,7 @@ from axis_eval.config.actions import (
     RunScriptAction,
 )
 from axis_eval.execute.process import run_shell
-from axis_eval.plan.select import glob_regex, is_glob
+from axis_eval.planning.select import glob_regex, is_glob
 
 NOTES_CAP_BYTES = 262_144
 """AXIS's cap on a phase's notes (256 KB)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from axis_eval.plan.models import JobSpec
+from axis_eval.planning.models import JobSpec
 from axis_eval.report.models import ErrorKind, JobStatus, OutputModel
 from axis_eval.transcript.models import Transcript
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from axis_eval.plan.models import JobSpec
+from axis_eval.planning.models import JobSpec
 
 PASSTHROUGH = ("PATH", "USER", "SHELL", "LANG", "TERM")
 """System essentials every agent gets from the parent environment."""

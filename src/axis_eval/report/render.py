@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from axis_eval.plan.models import Plan
+from axis_eval.planning.models import Plan
 from axis_eval.report.models import PairEntry, ReportManifest
 
 

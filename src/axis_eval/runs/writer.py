@@ -16,7 +16,7 @@ from axis_eval._util.redact import mask_mcp
 from axis_eval._version import __version__
 from axis_eval.config.models import LoadedConfig, weights_of
 from axis_eval.execute.models import JobOutcome
-from axis_eval.plan.models import JobSpec, Plan
+from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.report.models import (
     ArtifactEntry,
     LoadFailureEntry,

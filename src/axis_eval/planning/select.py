@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from axis_eval.config.models import AgentEntry
 from axis_eval.errors import ConfigError
-from axis_eval.plan.models import AgentSpec
+from axis_eval.planning.models import AgentSpec
 
 
 @lru_cache(maxsize=1024)

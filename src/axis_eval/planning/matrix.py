@@ -11,8 +11,8 @@ from axis_eval.config.discover import Discovery, discover
 from axis_eval.config.models import DEFAULT_SCENARIO_MINUTES, Config, LoadedConfig
 from axis_eval.config.scenario import Scenario
 from axis_eval.errors import UsageError
-from axis_eval.plan.models import AgentSpec, JobSpec, Pair, Plan
-from axis_eval.plan.select import agent_matches, display_names, scenario_matches, split_list
+from axis_eval.planning.models import AgentSpec, JobSpec, Pair, Plan
+from axis_eval.planning.select import agent_matches, display_names, scenario_matches, split_list
 
 
 @dataclass(frozen=True)

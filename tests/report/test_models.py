@@ -1,0 +1,109 @@
+"""The report shapes: camelCase on disk, strict, round-trippable; the exit code from a report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from axis_eval.errors import EXIT_FAILED, EXIT_OK
+from axis_eval.report.models import (
+    SCHEMA_VERSION,
+    PairEntry,
+    ReportManifest,
+    RunEntry,
+    Summary,
+    TokenUsage,
+    ToolInfo,
+)
+from axis_eval.report.outcome import exit_code_for
+
+
+def manifest(**summary: int) -> ReportManifest:
+    return ReportManifest(
+        tool=ToolInfo(version="1"),
+        report_id="r",
+        started_at="2026-01-01T00:00:00.000Z",
+        timestamp="2026-01-01T00:00:01.000Z",
+        config_path="/p/axis.config.json",
+        config_dir="/p",
+        summary=Summary(**summary),
+    )
+
+
+def test_manifest_serializes_camel_case() -> None:
+    data = json.loads(manifest(total=1, runs_total=3).model_dump_json())
+    assert data["schemaVersion"] == SCHEMA_VERSION
+    assert data["reportId"] == "r"
+    assert data["summary"]["runsTotal"] == 3
+    assert "runs_total" not in data["summary"]
+    assert data["tool"] == {"name": "axis-eval", "version": "1"}
+
+
+def test_manifest_round_trips() -> None:
+    m = manifest(total=2, completed=1, failed=1)
+    m.results.append(
+        PairEntry(
+            scenario_key="a@v",
+            base_key="a",
+            variant="v",
+            scenario_name="A",
+            agent_name="codex",
+            agent="codex",
+            status="failed",
+            failed=True,
+            run_count=1,
+            dir="scenarios/a@v/codex",
+            prompt="p",
+            judge=[{"check": "c", "weight": 1.0}],
+            agent_config={},
+            resolved_config={},
+            runs=[
+                RunEntry(
+                    run_index=1,
+                    status="failed",
+                    failed=True,
+                    exit_code=1,
+                    dir="d",
+                    token_usage=TokenUsage(input=1, output=2, cache_read_input=3),
+                )
+            ],
+        )
+    )
+    again = ReportManifest.model_validate_json(m.model_dump_json())
+    assert again == m
+    entry = json.loads(m.model_dump_json())["results"][0]
+    assert entry["scenarioKey"] == "a@v" and entry["runs"][0]["runIndex"] == 1
+    assert entry["runs"][0]["tokenUsage"]["cacheReadInput"] == 3
+
+
+def test_token_total_counts_cache_reads() -> None:
+    usage = TokenUsage(input=1, output=2, cache_read_input=3, cache_write_input=100)
+    assert usage.total == 6
+    assert (usage + usage).total == 12
+
+
+def test_manifest_rejects_unknown_fields() -> None:
+    data = json.loads(manifest().model_dump_json())
+    data["surprise"] = 1
+    with pytest.raises(ValidationError):
+        ReportManifest.model_validate(data)
+
+
+def test_job_status_is_one_of_three() -> None:
+    with pytest.raises(ValidationError):
+        RunEntry(run_index=1, status="skipped", failed=False, dir="d")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("summary", "code"),
+    [
+        ({"total": 2, "completed": 2}, EXIT_OK),
+        ({"total": 2, "completed": 1, "failed": 1}, EXIT_FAILED),
+        ({"total": 1, "completed": 1, "load_failures": 1}, EXIT_FAILED),
+        ({"total": 3, "completed": 3, "runs_total": 9, "runs_failed": 4}, EXIT_OK),
+    ],
+)
+def test_exit_code_for(summary: dict[str, int], code: int) -> None:
+    assert exit_code_for(manifest(**summary)) == code
