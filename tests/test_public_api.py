@@ -64,7 +64,7 @@ def test_import_is_lazy() -> None:
 
 
 def test_root_plan_is_the_function_after_stage_imports() -> None:
-    import axis_eval.planning.matrix  # noqa: F401  (the stage package must not shadow it)
+    import axis_eval.planning.matrix  # the stage package must not shadow the function
 
     assert callable(axis_eval.plan)
     assert axis_eval.plan.__module__ == "axis_eval.planning.matrix"

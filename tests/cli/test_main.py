@@ -196,7 +196,7 @@ def test_dry_run_lists_load_failures_skips_and_warnings(
         {"good": sc(), "off": sc(skip=True), "broken": {"name": "b", "prompt": "p", "runs": 2}},
     )
     result = axis("run", "--dry-run", cwd=tmp_path)
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a load failure fails a real run, so the dry run says so
     assert "Skipped (1): off" in result.stdout
     assert "Failed to load (1):" in result.stdout
     assert "  scenarios/broken.json: " in result.stdout
@@ -216,7 +216,7 @@ def test_dry_run_json(tmp_path: Path, make_project: MakeProject, axis: Axis) -> 
         },
     )
     result = axis("run", "--dry-run", "--json", "--runs", "3", cwd=tmp_path)
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1, result.stderr  # "bad" failed to load
     data = json.loads(result.stdout)
     assert data["pairs"] == 2
     assert data["configPath"] == str((tmp_path / "axis.config.json").resolve())

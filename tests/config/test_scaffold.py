@@ -47,7 +47,7 @@ def test_scaffold_refuses_to_overwrite(tmp_path: Path) -> None:
 def test_scaffold_refuses_when_only_the_sample_exists(tmp_path: Path) -> None:
     (tmp_path / "scenarios").mkdir()
     (tmp_path / "scenarios" / "hello-world.json").write_text("{}")
-    with pytest.raises(UsageError, match="hello-world.json already exists"):
+    with pytest.raises(UsageError, match=r"hello-world\.json already exists"):
         init_project(tmp_path)
     assert not (tmp_path / "axis.config.json").exists()
 

@@ -223,20 +223,20 @@ def test_job_is_on_disk_before_the_manifest_is_rewritten(
         tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()}
     )
 
-    class Recording(ReportStore):
-        writes: list[str] = []
+    writes: list[str] = []
 
+    class Recording(ReportStore):
         def write_json(self, relative: str, value: Any) -> Path:
-            self.writes.append(relative)
+            writes.append(relative)
             return super().write_json(relative, value)
 
     root = reports_root(loaded.config_dir)
     store = Recording(root / new_report_id(root))
     writer = ReportWriter(store, the_plan, loaded)
-    store.writes.clear()
+    writes.clear()
     writer.record(outcome(the_plan.jobs[0]))
     writer.record(outcome(the_plan.jobs[1]))
-    assert store.writes == [
+    assert writes == [
         "scenarios/a/codex/result.json",
         "report.json",
         "scenarios/b/codex/result.json",

@@ -93,7 +93,8 @@ def run_command(
                 click.echo(json.dumps(dry_run_json(the_plan), indent=2))
             else:
                 click.echo(render_dry_run(the_plan))
-            return
+            # Scenarios that fail to load fail a real run (exit 1); a dry run says so too.
+            sys.exit(1 if the_plan.load_failures else 0)
         # The execution stack is imported only for real runs: a dry run plans and prints.
         from axis_eval import RunOptions, run
         from axis_eval.cli.live import make_display
@@ -175,6 +176,21 @@ def init_command(scenarios: str, agents: tuple[str, ...], fmt: str, force: bool)
     click.echo("Run `axis run --dry-run` to see the jobs, then `axis run`.")
 
 
+def _reports_home(config_path: str | None) -> str:
+    """The folder holding ``.axis/``: the config's (valid or not), else the current folder."""
+    from pathlib import Path
+
+    from axis_eval import ConfigError
+    from axis_eval.config.load import find_config
+
+    try:
+        return str(find_config(config_path).parent)
+    except ConfigError:
+        if config_path is None:
+            return str(Path.cwd())
+        raise
+
+
 @cli.command("reports")
 @click.argument("report_id", required=False)
 @click.option("-c", "--config", "config_path", help="Config file or folder (locates .axis/).")
@@ -184,26 +200,72 @@ def reports_command(
     report_id: str | None, config_path: str | None, as_json: bool, limit: int
 ) -> None:
     """List reports, or show one (ID or `latest`)."""
-    from axis_eval import AxisError, list_reports, load_config, read_report
+    from axis_eval import AxisError, list_reports, read_report
     from axis_eval.report.render import render_report_detail, render_report_list
 
     try:
-        loaded = load_config(config_path)
+        config_dir = _reports_home(config_path)
         if report_id is None:
-            manifests = list_reports(loaded.config_dir)
+            manifests = list_reports(config_dir)
             if as_json:
                 data = [m.model_dump(mode="json", by_alias=True) for m in manifests[:limit]]
                 click.echo(json.dumps(data, indent=2))
             else:
                 click.echo(render_report_list(manifests, limit))
             return
-        manifest = read_report(loaded.config_dir, report_id)
+        manifest = read_report(config_dir, report_id)
     except AxisError as error:
         _fail(error)
     if as_json:
         click.echo(manifest.model_dump_json(by_alias=True, indent=2))
     else:
         click.echo(render_report_detail(manifest))
+
+
+@cli.group("agents")
+def agents_group() -> None:
+    """Pinned agent CLIs: install them into axis-eval's cache, list them."""
+
+
+@agents_group.command("install")
+@click.argument("names", nargs=-1)
+@click.option("--force", is_flag=True, help="Reinstall even when present.")
+def agents_install(names: tuple[str, ...], force: bool) -> None:
+    """Install pinned agent CLIs from npm (all installable ones without NAMES)."""
+    from axis_eval import AxisError
+    from axis_eval.adapters.install import PINS, install
+
+    try:
+        done = install(names or sorted(PINS), force=force, log=lambda m: click.echo(m, err=True))
+    except AxisError as error:
+        _fail(error)
+    for name, path in done.items():
+        click.echo(f"{name}: {path}")
+
+
+@agents_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def agents_list(as_json: bool) -> None:
+    """Show every pinned agent CLI, its version and whether it is installed."""
+    from axis_eval.adapters.install import PINS, agents_dir, installed_binary
+
+    rows = [
+        {
+            "agent": name,
+            "package": pkg.package,
+            "pinned": pkg.version,
+            "installed": str(path) if (path := installed_binary(name)) else None,
+        }
+        for name, pkg in sorted(PINS.items())
+    ]
+    if as_json:
+        click.echo(json.dumps({"dir": str(agents_dir()), "agents": rows}, indent=2))
+        return
+    click.echo(f"Agent CLIs in {agents_dir()}")
+    for row in rows:
+        state = "installed" if row["installed"] else "not installed"
+        spec = f"{row['package']}@{row['pinned']}"
+        click.echo(f"  {row['agent']:<12} {spec:<46} {state}")
 
 
 def main() -> None:

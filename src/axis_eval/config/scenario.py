@@ -46,6 +46,7 @@ Judge = Annotated[
     ),
 ]
 
+
 def _env_tag(value: Any) -> str | None:
     if isinstance(value, list):
         return "<names>"

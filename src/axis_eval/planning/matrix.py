@@ -79,6 +79,9 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
     agents = display_names(config.agents, loaded.path)
     for index, agent in enumerate(agents):
         resolve(agent.adapter, config, custom, where=f"agents[{index}].agent", file=loaded.path)
+    for index, judge in enumerate(config.judging.agents or [] if config.judging else []):
+        where = f"judging.agents[{index}].agent"
+        resolve(judge.agent, config, custom, where=where, file=loaded.path)
     found = discover(config, loaded.config_dir)
     s_patterns = split_list(sel.scenarios)
     a_patterns = split_list(sel.agents)

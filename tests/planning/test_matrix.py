@@ -111,7 +111,7 @@ def test_typescript_adapter_is_rejected(project: Callable[..., Path]) -> None:
 
 def test_missing_python_adapter_file(project: Callable[..., Path]) -> None:
     root = project({"agents": ["mine"], "adapters": {"mine": "./adapters/mine.py"}})
-    with pytest.raises(ConfigError, match="adapters.mine: adapter file not found"):
+    with pytest.raises(ConfigError, match=r"adapters\.mine: adapter file not found"):
         plan_of(root)
 
 

@@ -1,0 +1,1 @@
+"""End-to-end tests of `axis run`: real projects, real agent processes, no mocks."""
