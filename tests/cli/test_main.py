@@ -371,3 +371,23 @@ def test_init_unknown_agent(tmp_path: Path, axis: Axis) -> None:
     result = axis("init", "-a", "mock-agent", cwd=tmp_path)
     assert result.exit_code == 2
     assert "unknown agent 'mock-agent'" in result.stderr
+
+
+def test_unknown_judging_agent_is_a_config_error(
+    tmp_path: Path, make_project: MakeProject, axis: Axis
+) -> None:
+    make_project(
+        tmp_path,
+        {"agents": ["codex"], "judging": {"agents": ["codex", "claude-kode"]}},
+        {"a": sc()},
+    )
+    result = axis("run", "--dry-run", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "judging.agents[1].agent: unknown agent 'claude-kode'" in result.stderr
+    assert "claude-code" in result.stderr  # the known names are listed
+
+
+def test_reports_without_a_config_says_none_found(tmp_path: Path, axis: Axis) -> None:
+    result = axis("reports", cwd=tmp_path)
+    assert result.exit_code == 0
+    assert "No reports found" in result.stdout
