@@ -65,6 +65,10 @@ class AdapterInput:
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
     skills: list[str] = field(default_factory=list)
     time_limit_s: float = 15 * 60.0
+    endpoint: str | None = None
+    """The model API base URL to use: the agent entry's ``endpoint``, else the embedded
+    scripted model server's URL when one runs, else None (the CLI's own default or its
+    base-URL variable when passed through)."""
 
 
 class StreamContext(Generic[S]):
@@ -158,6 +162,8 @@ class AgentAdapter(Generic[S]):
     """The default argv prefix; the agent entry's ``command`` replaces it when set."""
     prompt_via: PromptVia = "argv"
     required_env: tuple[str, ...] = ()
+    optional_env: tuple[str, ...] = ()
+    """Variables passed through from the parent when set (e.g. the CLI's base-URL variable)."""
     """Variables of which one must be set before any job starts (checked at pre-flight)."""
     isolation_env: Callable[[str, str], dict[str, str]] | None = None
     """``(workspace, home) -> variables`` set for every job, e.g. a config dir under HOME."""
@@ -208,6 +214,7 @@ def create_agent_adapter(
     resolve_command: Callable[[AdapterInput], list[str]] | None = None,
     prompt_via: PromptVia = "argv",
     required_env: Sequence[str] = (),
+    optional_env: Sequence[str] = (),
     isolation_env: Callable[[str, str], dict[str, str]] | None = None,
     prepare: Callable[[AdapterInput], None] | None = None,
 ) -> AgentAdapter[S]:
@@ -223,6 +230,7 @@ def create_agent_adapter(
         resolve_command: the default argv prefix; an agent entry's ``command`` replaces it.
         prompt_via: ``"argv"`` or ``"stdin"`` (the prompt is written to stdin, then closed).
         required_env: variable names checked before any job starts.
+        optional_env: variable names passed through from the parent when set.
         isolation_env: ``(workspace, home) -> variables`` set for every job.
         prepare: runs before each spawn (write config files under ``input.home``).
 
@@ -262,6 +270,7 @@ def create_agent_adapter(
         resolve_command=resolve_command,
         prompt_via=prompt_via,
         required_env=tuple(required_env),
+        optional_env=tuple(optional_env),
         isolation_env=isolation_env,
         prepare=prepare,
     )

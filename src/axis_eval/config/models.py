@@ -70,6 +70,8 @@ class AgentEntry(InputModel):
     """Explicit display name; wins over the generated ``agent|model``."""
     model: NonEmptyStr | None = None
     """Passed verbatim to the agent CLI."""
+    endpoint: NonEmptyStr | None = None
+    """Model API base URL for this agent (e.g. a proxy or the scripted model server)."""
     flags: dict[str, FlagValue] = Field(default_factory=dict)
     """CLI flags without ``--``: true → ``--k``, false → omitted, string → ``--k value``."""
     command: Command | None = None

@@ -61,6 +61,8 @@ class JobContext:
     on_phase: Callable[[JobSpec, Phase], None] = lambda job, phase: None
     on_tokens: Callable[[JobSpec, int], tuple[ErrorKind, str] | None] = lambda job, n: None
     tmp_base: str | None = None
+    model_server_url: str | None = None
+    """The embedded scripted model server, when the config asks for one."""
 
 
 def _now() -> str:
@@ -116,7 +118,11 @@ async def _run(
         else {}
     )
     env = build_env(
-        spec, dirs, ctx.parent_env, adapter_env=adapter.required_env, isolation=isolation
+        spec,
+        dirs,
+        ctx.parent_env,
+        adapter_env=(*adapter.required_env, *adapter.optional_env),
+        isolation=isolation,
     )
     phase_args: dict[str, Any] = {
         "cwd": dirs.workspace,
@@ -176,6 +182,7 @@ async def _spawn(
         mcp_servers=dict(spec.mcp_servers),
         skills=list(spec.skills),
         time_limit_s=spec.time_limit_s,
+        endpoint=spec.agent.endpoint or ctx.model_server_url,
     )
     control = RunControl(
         marker=f"{ctx.run_token}/{spec.number}",

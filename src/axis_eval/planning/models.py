@@ -23,6 +23,7 @@ class AgentSpec(_Frozen):
     adapter: str
     """Adapter name (built-in or a key of the config's ``adapters``)."""
     model: str | None = None
+    endpoint: str | None = None
     flags: dict[str, str | bool] = Field(default_factory=dict)
     command: list[str] | None = None
     skills: list[str] = Field(default_factory=list)

@@ -127,6 +127,7 @@ def display_names(entries: list[AgentEntry], file: str | None = None) -> list[Ag
                 name=name,
                 adapter=entry.agent,
                 model=entry.model,
+                endpoint=entry.endpoint,
                 flags=dict(entry.flags),
                 command=[command] if isinstance(command, str) else command,
                 skills=list(entry.skills),
