@@ -42,7 +42,13 @@ def test_cli_uses_the_public_api() -> None:
         m
         for m in imports
         if m.startswith("axis_eval.")
-        and m not in {"axis_eval._version", "axis_eval.cli.live", "axis_eval.schemas"}
+        and m
+        not in {
+            "axis_eval._version",
+            "axis_eval.cli.live",
+            "axis_eval.schemas",
+            "axis_eval.adapters.install",
+        }
         and not m.startswith("axis_eval.report.render")
         and not m.startswith("axis_eval.planning.select")
     }

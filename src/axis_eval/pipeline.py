@@ -21,7 +21,13 @@ from axis_eval.execute.executor import Executor, LocalExecutor, schedule
 from axis_eval.execute.job import JobContext, Scorer, StopSignal
 from axis_eval.execute.lifecycle import run_phase
 from axis_eval.execute.models import JobOutcome
-from axis_eval.execute.process import OrphanReaper, Sentinel, become_subreaper, new_run_token
+from axis_eval.execute.process import (
+    OrphanReaper,
+    Sentinel,
+    become_subreaper,
+    is_subreaper,
+    new_run_token,
+)
 from axis_eval.execute.workspace import PASSTHROUGH, missing_env
 from axis_eval.planning.matrix import Selection, plan
 from axis_eval.planning.models import JobSpec, Plan
@@ -231,6 +237,7 @@ async def run_async(options: RunOptions) -> RunOutcome:
         display.finished(outcome.spec, outcome)
 
     display.start(the_plan, store.report_id)
+    was_subreaper = is_subreaper()
     become_subreaper()
     sentinel = await Sentinel.start(token)
     run_limit = loaded.config.settings.limits.run
@@ -250,6 +257,8 @@ async def run_async(options: RunOptions) -> RunOutcome:
         if timer is not None:
             timer.cancel()
         await sentinel.close()
+        if not was_subreaper:
+            become_subreaper(False)  # an API caller's process is left as we found it
         for sig in installed:
             asyncio.get_running_loop().remove_signal_handler(sig)
     return await _finish(writer, loaded, hook_env, token, received, display)
@@ -279,13 +288,14 @@ async def _finish(
         "AXIS_FAILED": str(s.failed),
         "AXIS_DURATION_MS": str(manifest.duration_ms),
     }
-    if not received:
-        error, notes = await _hook(loaded, "afterAll", after_env, token)
-        if notes or error:
-            writer.manifest.after_all_output = "\n\n".join(x for x in (notes, error) if x)
-            writer.flush()
-        if error:
-            display.message(f"afterAll failed: {error}")
+    # afterAll runs once per `axis run`, interrupted or not: it is where cleanup lives.
+    error, notes = await _hook(loaded, "afterAll", after_env, token)
+    if notes or error:
+        writer.manifest.after_all_output = "\n\n".join(x for x in (notes, error) if x)
+        writer.flush()
+    if error:
+        display.message(f"afterAll failed: {error}")
+        if not received:
             code = max(code, 1)
             manifest = writer.finish("finished", code)
     display.stop()

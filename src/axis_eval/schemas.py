@@ -6,22 +6,25 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCHEMA_NAMES = ("config", "scenario", "report", "result")
+SCHEMA_NAMES = ("config", "scenario", "report", "result", "tape")
 
 
 def schema_for(name: str) -> dict[str, Any]:
-    """The JSON Schema of one format: config, scenario, report (``report.json``) or result."""
+    """The JSON Schema of one format: config, scenario, report (``report.json``), result or
+    tape (a scripted model for ``axis model-server``)."""
     from pydantic import BaseModel
 
     from axis_eval.config.models import Config
     from axis_eval.config.scenario import ScenarioInput
     from axis_eval.report.models import ReportManifest, RunResult
+    from axis_model_server.tape import Tape
 
     models: dict[str, tuple[type[BaseModel], str, str]] = {
         "config": (Config, "validation", "axis.config.json"),
         "scenario": (ScenarioInput, "validation", "An axis-eval / AXIS scenario file"),
         "report": (ReportManifest, "serialization", "report.json"),
         "result": (RunResult, "serialization", "A run's result.json"),
+        "tape": (Tape, "validation", "A tape for axis model-server"),
     }
     if name not in models:
         raise KeyError(name)

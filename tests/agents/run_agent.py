@@ -134,14 +134,13 @@ def main() -> int:
         sys.stdout.write(f"{prompt}\n")
     elif mode in ("overlap", "slow"):
         seconds = float(param or "0.8")
-        log = out_dir() / "overlap.log"
         if mode == "overlap":
-            with open(log, "a") as handle:
+            with open(out_dir() / "overlap.log", "a") as handle:
                 handle.write(f"start {time.time():.6f} {tag()}\n")
         emit(type="assistant", text=f"working for {seconds}s")
         time.sleep(seconds)
         if mode == "overlap":
-            with open(log, "a") as handle:
+            with open(out_dir() / "overlap.log", "a") as handle:
                 handle.write(f"end {time.time():.6f} {tag()}\n")
         emit(type="result", text="done")
     elif mode == "tree":

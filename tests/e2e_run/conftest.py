@@ -203,17 +203,18 @@ def pids_file(e2e_dir: Path, scenario_key: str) -> Path:
     return e2e_dir / f"pids-{scenario_key.replace('/', '_').replace('@', '_')}.json"
 
 
-def own_agent_pids() -> list[int]:
-    """Live processes running the test agent script (any test's)."""
+def job_processes(folder: Path) -> list[int]:
+    """Live processes of jobs whose config lives under ``folder`` (by ``AXIS_CONFIG_DIR``)."""
+    prefix = f"AXIS_CONFIG_DIR={folder}".encode()
     found: list[int] = []
     for name in os.listdir("/proc"):
-        if not name.isdigit():
+        if not name.isdigit() or int(name) == os.getpid():
             continue
         try:
-            cmd = Path(f"/proc/{name}/cmdline").read_bytes()
+            environ = Path(f"/proc/{name}/environ").read_bytes()
         except OSError:
             continue
-        if str(AGENT).encode() in cmd and alive(int(name)):
+        if any(e.startswith(prefix) for e in environ.split(b"\0")) and alive(int(name)):
             found.append(int(name))
     return found
 
@@ -245,6 +246,21 @@ def procs() -> Iterator[Procs]:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes(tmp_path: Path) -> Iterator[None]:
+    """After each test, no process of its jobs may be left running (checked for 5 s)."""
+    yield
+    deadline = time.monotonic() + 5.0
+    while (left := job_processes(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left, f"job processes outlived the test: {left}"
 
 
 @pytest.fixture

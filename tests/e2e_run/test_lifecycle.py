@@ -36,7 +36,14 @@ async def test_a_setup_failure_fails_only_that_job_and_teardown_still_runs(
                 teardown=teardown,
             ),
             "fine-1": scenario(teardown=teardown),
-            "fine-2": scenario(),
+            # A failing teardown is noted, never fails the job.
+            "fine-2": scenario(
+                teardown=[{"action": "run_script", "command": "echo cleanup-broke >&2; exit 5"}]
+            ),
+            # A setup command over its own time limit fails the job like any setup error.
+            "slow-setup": scenario(
+                setup=[{"action": "run_script", "command": "sleep 30", "timeout_minutes": 0.01}]
+            ),
         },
         env=["E2E_DIR"],
     )
@@ -53,9 +60,14 @@ async def test_a_setup_failure_fails_only_that_job_and_teardown_still_runs(
     assert not (e2e_dir / "never").exists()  # the phase stopped at the failure
     assert runs["fine-1"]["status"] == "completed"
     assert runs["fine-2"]["status"] == "completed"
+    assert "Teardown failed" in runs["fine-2"]["teardownOutput"]
+    assert "cleanup-broke" in runs["fine-2"]["teardownOutput"]
+    slow = runs["slow-setup"]
+    assert (slow["status"], slow["errorKind"]) == ("failed", "setup")
+    assert "timed out" in slow["error"] and "sleep 30" in slow["error"], slow["error"]
     # Teardown ran for the failed job too (and for the other one that has a teardown).
     assert sorted((e2e_dir / "teardown").read_text().split()) == ["broken", "fine-1"]
-    assert manifest["summary"]["failed"] == 1
+    assert manifest["summary"]["failed"] == 2
     assert outcome.exit_code == 1
 
 
@@ -77,7 +89,8 @@ async def test_artifacts_and_phase_notes(tmp_path: Path, e2e_dir: Path) -> None:
                         "action": "run_script",
                         # Artifacts are collected before teardown: deleting a file here
                         # must not lose it.
-                        "command": 'rm notes.txt && echo "teardown note: cleaned" >> "$AXIS_OUTPUT"',
+                        "command": "rm notes.txt && "
+                        'echo "teardown note: cleaned" >> "$AXIS_OUTPUT"',
                     }
                 ],
             )
@@ -114,7 +127,12 @@ def test_before_all_and_after_all_run_once_with_the_counts(tmp_path: Path) -> No
         tmp_path / "proj",
         adapters={"quick": ndjson_adapter("quick"), "broken": ndjson_adapter("fail")},
         scenarios={"one": scenario(agents=["quick"]), "two": scenario()},
-        beforeAll=[{"action": "run_script", "command": 'echo before >> hooks.log; echo "b-note" >> "$AXIS_OUTPUT"'}],
+        beforeAll=[
+            {
+                "action": "run_script",
+                "command": 'echo before >> hooks.log; echo "b-note" >> "$AXIS_OUTPUT"',
+            }
+        ],
         afterAll=[
             {
                 "action": "run_script",

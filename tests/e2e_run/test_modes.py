@@ -32,6 +32,7 @@ async def test_lines_and_aggregate_argv_and_stdin_and_a_nul_prompt(tmp_path: Pat
         scenarios={
             "hello": scenario(prompt="say hello"),
             "nul": scenario(prompt="before\u0000after"),
+            "huge": scenario(prompt="h" * 140_000),
         },
     )
     outcome = await run_api(root, base_environ())
@@ -39,7 +40,7 @@ async def test_lines_and_aggregate_argv_and_stdin_and_a_nul_prompt(tmp_path: Pat
     assert report == only_report(root)
     manifest = read_json(report / "report.json")
     runs = {(p["scenarioKey"], p["agentName"]): p["runs"][0] for p in manifest["results"]}
-    assert len(runs) == 8
+    assert len(runs) == 12
 
     # Lines mode, prompt on argv: events become a transcript; a bad line stays raw.
     run = runs[("hello", "lines-argv")]
@@ -58,6 +59,7 @@ async def test_lines_and_aggregate_argv_and_stdin_and_a_nul_prompt(tmp_path: Pat
     raw = (folder / "raw.txt").read_text()
     assert "this line is not JSON" in raw  # kept verbatim, not in the transcript
     assert not any("this line is not JSON" in (t or "") for t in texts)
+    assert any("not JSON" in w for w in run["warnings"]), run["warnings"]  # and reported
 
     # Lines mode with the prompt on stdin.
     assert runs[("hello", "lines-stdin")]["result"] == "echo:say hello"
@@ -78,7 +80,16 @@ async def test_lines_and_aggregate_argv_and_stdin_and_a_nul_prompt(tmp_path: Pat
     assert runs[("nul", "lines-stdin")]["result"] == "echo:before\u0000after"
     assert runs[("nul", "text-stdin")]["status"] == "completed"
 
+    # Same for a prompt longer than one command-line argument may be.
+    for agent in ("lines-argv", "text-argv"):
+        run = runs[("huge", agent)]
+        assert run["status"] == "failed", run
+        assert run["errorKind"] == "spawn"
+        assert "140000 bytes" in run["error"] and "stdin" in run["error"], run["error"]
+    assert runs[("huge", "lines-stdin")]["result"] == "echo:" + "h" * 140_000
+    assert runs[("huge", "text-stdin")]["status"] == "completed"
+
     summary = manifest["summary"]
-    assert (summary["total"], summary["completed"], summary["failed"]) == (8, 6, 2)
+    assert (summary["total"], summary["completed"], summary["failed"]) == (12, 8, 4)
     assert manifest["state"] == "finished"
     assert outcome.exit_code == 1 == manifest["exitCode"]

@@ -16,15 +16,15 @@ import secrets
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from axis_eval.adapters.base import AdapterConfigError, AgentAdapter
 from axis_eval.adapters.builtins import BuiltinAgent
 from axis_eval.adapters.declarative import declarative_adapter
 from axis_eval.adapters.registry import CustomAdapterRef
-from axis_eval.errors import EXIT_USAGE, AxisError
+from axis_eval.errors import EXIT_USAGE, AxisError, PreflightError
 
-__all__ = ["AdapterLoadError", "load_adapter"]
+__all__ = ["AdapterLoadError", "load_adapter", "load_builtin"]
 
 _HINT = "define `adapter = create_agent_adapter(...)` (from axis_eval.adapters) at module level"
 
@@ -40,17 +40,21 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
-def load_adapter(ref: BuiltinAgent | CustomAdapterRef) -> AgentAdapter[Any]:
+def load_adapter(
+    ref: BuiltinAgent | CustomAdapterRef, *, require_binary: bool = True
+) -> AgentAdapter[Any]:
     """The adapter a registry entry names, renamed to its config key.
+
+    ``require_binary=False`` (every agent entry using a built-in sets ``command``) skips the
+    check that the built-in's CLI is installed.
 
     Raises:
         AdapterLoadError: the code fails to import, holds no (or several) adapters, or the
-            declarative entry is inconsistent; or ``ref`` is a built-in not available yet.
+            declarative entry is inconsistent; a built-in's CLI is not installed (the hint
+            gives the install command); or ``ref`` is a built-in not available yet.
     """
     if isinstance(ref, BuiltinAgent):
-        raise AdapterLoadError(
-            f"the built-in agent {ref.name!r} is not available in this version yet"
-        )
+        return load_builtin(ref, require_binary=require_binary)
     if ref.declarative is not None:
         try:
             return declarative_adapter(ref.name, ref.declarative)
@@ -64,6 +68,39 @@ def load_adapter(ref: BuiltinAgent | CustomAdapterRef) -> AgentAdapter[Any]:
         raise AdapterLoadError(f"adapter {ref.name!r} names no file, module or declarative form")
     adapter = _pick(ref.name, module, ref.attribute, where)
     return adapter if adapter.name == ref.name else dataclasses.replace(adapter, name=ref.name)
+
+
+_NATIVE_MODULES = {
+    "claude-stream-json": "axis_eval.adapters.claude_code",
+    "codex-json": "axis_eval.adapters.codex",
+    "gemini-stream-json": "axis_eval.adapters.gemini",
+}
+
+
+def load_builtin(ref: BuiltinAgent, *, require_binary: bool = True) -> AgentAdapter[Any]:
+    """The adapter of a built-in agent: a native CLI adapter, or the generic ACP one.
+
+    Raises:
+        AdapterLoadError: the CLI is not installed, or the built-in is not available yet.
+    """
+    try:
+        if ref.protocol in _NATIVE_MODULES:
+            module = importlib.import_module(_NATIVE_MODULES[ref.protocol])
+            adapter: AgentAdapter[Any] = module.adapter_for(ref, require_binary=require_binary)
+            return adapter
+        if ref.protocol == "acp":
+            try:
+                acp = importlib.import_module("axis_eval.adapters.acp")
+            except ModuleNotFoundError as exc:
+                if exc.name != "axis_eval.adapters.acp":
+                    raise
+                raise AdapterLoadError(
+                    f"the ACP built-in agent {ref.name!r} is not available yet"
+                ) from exc
+            return cast(AgentAdapter[Any], acp.builtin_acp_adapter(ref))
+    except PreflightError as exc:
+        raise AdapterLoadError(exc.message, hint=exc.hint) from exc
+    raise AdapterLoadError(f"the built-in agent {ref.name!r} is not available in this version yet")
 
 
 def _import_file(name: str, path: str) -> ModuleType:

@@ -518,7 +518,14 @@ async def run_adapter(
     its whole process group and every process with its marker) on the time limit, on
     ``control.cancel`` and when ``control.on_tokens`` says so, and cleaned up after a normal
     exit too. Never raises for the agent's or the adapter's faults.
+
+    An adapter with its own ``run(inp, control)`` coroutine (an ACP adapter, which frames
+    its own messages on stdin and stdout) runs through that instead, with the same contract.
     """
+    own_run = getattr(adapter, "run", None)
+    if callable(own_run):
+        output: AgentOutput = await own_run(inp, control)
+        return output
     run = _Run(adapter, inp, control)
     try:
         argv, stdin_data = run.command()

@@ -126,7 +126,9 @@ def run_command(
 
 @cli.command("schema")
 @click.argument(
-    "name", required=False, type=click.Choice(["config", "scenario", "report", "result"])
+    "name",
+    required=False,
+    type=click.Choice(["config", "scenario", "report", "result", "tape"]),
 )
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write files here.")
 def schema_command(name: str | None, out_dir: str | None) -> None:
@@ -266,6 +268,24 @@ def agents_list(as_json: bool) -> None:
         state = "installed" if row["installed"] else "not installed"
         spec = f"{row['package']}@{row['pinned']}"
         click.echo(f"  {row['agent']:<12} {spec:<46} {state}")
+
+
+@cli.command("model-server")
+@click.option("--tape", "tape_path", required=True, help="The tape to play (YAML or JSON).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, help="Port on 127.0.0.1 (default: free)."
+)
+@click.option("--log", "log_path", help="Append every request to this file as JSON lines.")
+def model_server_command(tape_path: str, port: int, log_path: str | None) -> None:
+    """Serve a scripted model on 127.0.0.1: dry runs of scenarios without spending tokens."""
+    from axis_model_server import TapeError, load_tape
+    from axis_model_server.cli import serve
+
+    try:
+        tape = load_tape(tape_path)
+    except TapeError as error:
+        _fail(error)
+    sys.exit(serve(tape, tape_label=tape_path, port=port, log_path=log_path))
 
 
 def main() -> None:

@@ -135,9 +135,22 @@ async def _run(
     if spec.scenario.setup:
         ctx.on_phase(spec, "setup")
         setup = await run_phase(
-            spec.scenario.setup, phase="setup", notes=dirs.root / "setup-notes.md", **phase_args
+            spec.scenario.setup,
+            phase="setup",
+            notes=dirs.root / "setup-notes.md",
+            stop=ctx.stop.event,
+            **phase_args,
         )
         setup_notes = setup.notes
+        if ctx.stop.event.is_set():
+            # Stopped during setup: whatever it created is released by the teardown.
+            outcome = cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind)
+            outcome.started_at = started
+            outcome.setup_output = setup_notes
+            outcome.teardown_output = await _teardown(spec, ctx, dirs, phase_args)
+            outcome.ended_at = _now()
+            outcome.workspace = str(dirs.workspace)
+            return outcome
         if setup.error:
             teardown = await _teardown(spec, ctx, dirs, phase_args)
             return JobOutcome(

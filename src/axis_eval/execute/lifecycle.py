@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from axis_eval.config.actions import (
     CopyAction,
     RunScriptAction,
 )
-from axis_eval.execute.process import run_shell
+from axis_eval.execute.process import kill_marked, run_shell
 from axis_eval.planning.select import glob_regex, is_glob
 
 NOTES_CAP_BYTES = 262_144
@@ -26,6 +27,8 @@ class PhaseResult:
 
     error: str | None
     notes: str | None
+    stopped: bool = False
+    """``stop`` fired while the phase ran: its remaining actions were skipped."""
 
 
 def read_notes(path: Path) -> str | None:
@@ -52,36 +55,64 @@ async def run_phase(
     notes: Path,
     marker: str,
     grace_s: float = 5.0,
+    stop: asyncio.Event | None = None,
 ) -> PhaseResult:
-    """Run actions in order; the first failure stops the phase. Notes are read either way."""
+    """Run actions in order; the first failure stops the phase. Notes are read either way.
+
+    When ``stop`` fires, the running command is stopped (SIGTERM, ``grace_s``, SIGKILL, with
+    every process carrying ``marker``) and the phase ends with ``stopped`` set.
+    """
     notes.parent.mkdir(parents=True, exist_ok=True)
     notes.write_text("")
     full_env = {**env, "AXIS_OUTPUT": str(notes), "AXIS_WORKSPACE": str(cwd), "AXIS_PHASE": phase}
     error: str | None = None
     for action in actions:
+        if stop is not None and stop.is_set():
+            break
         if isinstance(action, RunScriptAction):
-            error = await _run_script(action, cwd, full_env, marker, grace_s)
+            error = await _run_script(action, cwd, full_env, marker, grace_s, stop)
         else:
             error = copy_matches(action, copy_root, cwd)
         if error:
             break
-    result = PhaseResult(error=error, notes=read_notes(notes))
+    stopped = stop is not None and stop.is_set()
+    result = PhaseResult(error=error, notes=read_notes(notes), stopped=stopped)
     notes.unlink(missing_ok=True)
     return result
 
 
 async def _run_script(
-    action: RunScriptAction, cwd: Path, env: Mapping[str, str], marker: str, grace_s: float
+    action: RunScriptAction,
+    cwd: Path,
+    env: Mapping[str, str],
+    marker: str,
+    grace_s: float,
+    stop: asyncio.Event | None = None,
 ) -> str | None:
     minutes = action.timeout_minutes or DEFAULT_ACTION_TIMEOUT_MINUTES
-    done = await run_shell(
-        action.command,
-        cwd=str(cwd),
-        env=dict(env),
-        marker=marker,
-        timeout_s=minutes * 60,
-        grace_s=grace_s,
+    shell = asyncio.ensure_future(
+        run_shell(
+            action.command,
+            cwd=str(cwd),
+            env=dict(env),
+            marker=marker,
+            timeout_s=minutes * 60,
+            grace_s=grace_s,
+        )
     )
+    try:
+        if stop is not None:
+            stopped = asyncio.ensure_future(stop.wait())
+            try:
+                await asyncio.wait({shell, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopped.cancel()
+            if not shell.done():
+                await kill_marked(marker, grace_s)  # the shell exits; run_shell returns
+        done = await shell
+    except BaseException:
+        shell.cancel()  # run_shell kills the command's processes when cancelled
+        raise
     if done.timed_out:
         return f'Lifecycle action timed out after {minutes * 60:g}s: "{action.command}"'
     if done.exit_code != 0:

@@ -59,6 +59,7 @@ _POLL_S = 0.05
 _KILL_LIMIT_S = 5.0  # SIGKILL rounds give up after this (a process stuck in D state)
 _PIPE_DRAIN_S = 1.0  # after the processes are gone, how long the pipes get to reach EOF
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
 
 _managed: set[int] = set()  # pids whose exit status belongs to asyncio's child watcher
 _spawning = 0  # spawns in flight: their pid is not in _managed yet
@@ -78,6 +79,18 @@ def become_subreaper(enabled: bool = True) -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, int(enabled), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def is_subreaper() -> bool:
+    """Whether this process is a child subreaper now."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        value = ctypes.c_int(0)
+        if int(libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0)) != 0:
+            return False
+        return value.value != 0
     except (OSError, AttributeError):
         return False
 
@@ -168,6 +181,9 @@ class ProcessSpec:
     """``<run_token>/<job_id>``."""
     stdin_data: bytes | None = None
     """Written to stdin, which is then closed; None means stdin is /dev/null."""
+    stdin_pipe: bool = False
+    """Keep stdin open as a pipe the caller writes to (:attr:`AgentProcess.stdin`), e.g. for
+    JSON-RPC over stdio. Cannot be combined with ``stdin_data``."""
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -237,6 +253,8 @@ class AgentProcess:
         self.marker = marker
         self.stdout: asyncio.StreamReader = protocol.stdout
         self.stderr: asyncio.StreamReader = protocol.stderr
+        self.stdin: asyncio.StreamWriter | None = None
+        """The agent's stdin when spawned with ``stdin_pipe=True``; close it to send EOF."""
         self._transport = transport
         self._protocol = protocol
         self._feeder: asyncio.Task[None] | None = None
@@ -317,13 +335,18 @@ async def spawn(spec: ProcessSpec) -> AgentProcess:
         raise ValueError("argv is empty")
     if not spec.marker or "\0" in spec.marker:
         raise ValueError(f"bad job marker {spec.marker!r}")
+    if spec.stdin_pipe and spec.stdin_data is not None:
+        raise ValueError("stdin_pipe and stdin_data cannot be combined")
     env = {**spec.env, MARKER_KEY: spec.marker}
-    stdin = subprocess.DEVNULL if spec.stdin_data is None else subprocess.PIPE
+    piped = spec.stdin_data is not None or spec.stdin_pipe
+    stdin = subprocess.PIPE if piped else subprocess.DEVNULL
     try:
         transport, protocol = await _exec(spec.argv, cwd=spec.cwd, env=env, stdin=stdin)
     except OSError as exc:
         raise _spawn_error(exc, spec.argv, spec.cwd) from exc
     proc = AgentProcess(transport, protocol, spec.marker)
+    if spec.stdin_pipe:
+        proc.stdin = protocol.stdin
     if spec.stdin_data is not None and protocol.stdin is not None:
         proc._feeder = asyncio.get_running_loop().create_task(
             _feed(protocol.stdin, spec.stdin_data)

@@ -86,6 +86,8 @@ class RunEntry(OutputModel):
     token_usage: TokenUsage | None = None
     total_cost_usd: float | None = None
     cost_estimated: bool = False
+    agent_version: str | None = None
+    """The agent CLI's exact version, when the adapter could tell."""
     result: str | None = None
     """The agent's final answer (its last message)."""
     dir: str
@@ -96,6 +98,8 @@ class RunEntry(OutputModel):
     teardown_output: str | None = None
     score: dict[str, Any] | None = None
     """The scoring result; absent until scored (or with ``--no-score``)."""
+    warnings: list[str] = Field(default_factory=list)
+    """What went oddly without failing the run (e.g. stdout lines that were not JSON)."""
 
 
 class Reliability(OutputModel):

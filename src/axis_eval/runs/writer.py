@@ -145,12 +145,14 @@ class ReportWriter:
             token_usage=outcome.transcript.usage if outcome.transcript else None,
             total_cost_usd=outcome.transcript.cost_usd if outcome.transcript else None,
             cost_estimated=bool(outcome.transcript and outcome.transcript.cost_estimated),
+            agent_version=outcome.transcript.agent_version if outcome.transcript else None,
             result=outcome.result,
             dir=folder,
             artifacts=self._artifacts(outcome, folder),
             setup_output=outcome.setup_output,
             teardown_output=outcome.teardown_output,
             score=outcome.score,
+            warnings=outcome.warnings,
         )
         files = self._run_files(outcome, folder)
         self.store.write_json(

@@ -52,6 +52,8 @@ class Transcript(OutputModel):
     schema_version: int = TRANSCRIPT_SCHEMA_VERSION
     agent: str
     """Adapter name."""
+    agent_version: str | None = None
+    """The agent CLI's exact version (e.g. ``2.1.197``), when known."""
     model: str | None = None
     session_id: str | None = None
     started_at: str | None = None

@@ -1,0 +1,244 @@
+"""What the native built-in agents (claude-code, codex, gemini) share.
+
+Each built-in resolves its CLI from the pinned cache (``axis agents install``) or PATH,
+records the CLI's exact version, maps ``model`` and ``flags`` to CLI flags, and keeps all
+of the agent's state under the job's HOME. Nothing here spawns the agent; the adapters
+are ordinary :class:`~axis_eval.adapters.base.AgentAdapter` objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from axis_eval.adapters import install
+from axis_eval.adapters.base import AdapterConfigError, AdapterInput
+from axis_eval.adapters.builtins import BuiltinAgent
+from axis_eval.report.models import TokenUsage
+
+__all__ = [
+    "NativeCli",
+    "as_text",
+    "endpoint_base",
+    "flag_args",
+    "has_flag",
+    "package_version",
+    "parse_version",
+    "set_agent_env",
+    "xdg_env",
+]
+
+_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.-]+)?")
+
+
+def parse_version(text: str | None) -> str | None:
+    """The first ``1.2.3``-like token of ``text`` (``codex-cli 0.171.0`` → ``0.171.0``)."""
+    if not text:
+        return None
+    match = _VERSION.search(text)
+    return match.group(0) if match else text.strip() or None
+
+
+def package_version(binary: str) -> str | None:
+    """The npm package version of a CLI installed from npm, read from its package.json.
+
+    Follows symlinks (``node_modules/.bin/claude`` → ``@anthropic-ai/claude-code/bin/…``)
+    and walks up at most four folders, staying inside ``node_modules``. Instant, unlike
+    ``<cli> --version`` (Gemini takes ~2.5 s to start).
+    """
+    try:
+        path = Path(binary).resolve()
+    except OSError:
+        return None
+    if "node_modules" not in path.parts:
+        return None
+    folder = path.parent
+    for _ in range(4):
+        if folder.name == "node_modules":
+            return None
+        manifest = folder / "package.json"
+        if manifest.is_file():
+            try:
+                data = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            version = data.get("version") if isinstance(data, dict) else None
+            return version if isinstance(version, str) and version else None
+        folder = folder.parent
+    return None
+
+
+def flag_args(flags: Mapping[str, str | bool]) -> list[str]:
+    """Agent ``flags``: true → ``--k``, a string → ``--k value``, false → nothing."""
+    out: list[str] = []
+    for key, value in flags.items():
+        flag = key if key.startswith("-") else f"--{key}"
+        if value is True:
+            out.append(flag)
+        elif isinstance(value, str):
+            out += [flag, value]
+    return out
+
+
+def has_flag(flags: Mapping[str, str | bool], *names: str) -> bool:
+    """Whether ``flags`` mentions any of ``names`` (with or without dashes), any value."""
+    wanted = {n.lstrip("-") for n in names}
+    return any(key.lstrip("-") in wanted for key in flags)
+
+
+def xdg_env(home: str) -> dict[str, str]:
+    """XDG folders inside the job's HOME, so no CLI writes to the user's real ones."""
+    return {
+        "XDG_CONFIG_HOME": f"{home}/.config",
+        "XDG_DATA_HOME": f"{home}/.local/share",
+        "XDG_STATE_HOME": f"{home}/.local/state",
+        "XDG_CACHE_HOME": f"{home}/.cache",
+    }
+
+
+def endpoint_base(endpoint: str) -> str:
+    """The endpoint without trailing slashes."""
+    return endpoint.rstrip("/")
+
+
+def set_agent_env(inp: AdapterInput, values: Mapping[str, str]) -> None:
+    """Add variables to the agent's environment from ``prepare``.
+
+    The runner copies ``inp.env`` for the spawn after ``prepare`` returns, so updating it
+    here reaches the agent. (Values that depend on the input, such as the endpoint, have no
+    other place: ``isolation_env`` only sees the workspace and HOME.)
+    """
+    inp.env.update(values)
+
+
+def as_text(value: Any) -> str:
+    """A tool output as text: strings as they are, text blocks joined, the rest as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts: list[str] = []
+        for block in value:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif isinstance(block, dict) and block.get("type") == "image":
+                parts.append("[image]")
+            elif isinstance(block, str):
+                parts.append(block)
+            else:
+                parts.append(json.dumps(block, ensure_ascii=False))
+        return "\n".join(parts)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def int_of(value: Any) -> int:
+    """A token count from JSON: non-negative ints only, anything else is 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return 0
+    return int(value)
+
+
+def usage_of(
+    input: Any = 0, output: Any = 0, cache_read: Any = 0, cache_write: Any = 0
+) -> TokenUsage:
+    """A :class:`TokenUsage` from loosely typed JSON numbers."""
+    return TokenUsage(
+        input=int_of(input),
+        output=int_of(output),
+        cache_read_input=int_of(cache_read),
+        cache_write_input=int_of(cache_write),
+    )
+
+
+@dataclass
+class NativeCli:
+    """The CLI of one native built-in: which binary, which version, per run.
+
+    ``binary`` is the pinned cache install (or the CLI on PATH) found at load time; an
+    agent entry's ``command`` replaces it. The version is the npm package version (read
+    from its package.json), else ``<cli> --version``; for a ``command`` override only the
+    package.json is read (a wrapper script is never run just to ask its version).
+    """
+
+    builtin: BuiltinAgent
+    binary: str | None
+    version: str | None
+    _next_version: str | None = None
+
+    @classmethod
+    def load(cls, builtin: BuiltinAgent, *, require_binary: bool = True) -> NativeCli:
+        """Find the CLI now (pre-flight).
+
+        Raises:
+            PreflightError: the CLI is not installed and ``require_binary``; the message
+                gives the ``axis agents install`` command.
+        """
+        fallback = builtin.command[0]
+        try:
+            binary: str | None = install.resolve_binary(builtin.name, fallback)
+        except Exception:
+            if require_binary:
+                raise
+            binary = None
+        version = detect_version(binary) if binary else None
+        return cls(builtin, binary, version)
+
+    def resolve_command(self, inp: AdapterInput) -> list[str]:
+        """The default argv prefix: the resolved CLI (an entry's ``command`` wins anyway)."""
+        if self.binary is None:
+            pkg = install.PINS.get(self.builtin.name)
+            hint = install.install_command([self.builtin.name]) if pkg else "install it"
+            raise AdapterConfigError(
+                f"the {self.builtin.name!r} agent's CLI ({self.builtin.command[0]}) is not "
+                f"installed; run `{hint}`"
+            )
+        return [self.binary]
+
+    def version_for(self, inp: AdapterInput) -> str | None:
+        """The CLI version for this run (the ``command`` override's, when it has one)."""
+        command = inp.agent.command
+        if not command:
+            return self.version
+        found = shutil.which(command[0], path=inp.env.get("PATH")) or command[0]
+        return package_version(found) if os.path.exists(found) else None
+
+    def remember(self, inp: AdapterInput) -> None:
+        """Called from ``build_args``: the version the next ``initial_state`` records."""
+        self._next_version = self.version_for(inp)
+
+    def take_version(self) -> str | None:
+        """Called from ``initial_state`` (which the runner calls right after ``build_args``)."""
+        version, self._next_version = self._next_version, None
+        return version
+
+
+_DETECTED: dict[str, str | None] = {}
+
+
+def detect_version(binary: str) -> str | None:
+    """The CLI's exact version: package.json when npm-installed, else ``--version``."""
+    if binary not in _DETECTED:
+        _DETECTED[binary] = package_version(binary) or parse_version(install.cli_version(binary))
+    return _DETECTED[binary]
+
+
+def config_dir(inp: AdapterInput, variable: str, default: str) -> Path:
+    """An agent config folder from the job's environment (``CLAUDE_CONFIG_DIR`` …), created."""
+    folder = Path(inp.env.get(variable) or os.path.join(inp.home, default))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def first_text(values: Iterable[Any]) -> str | None:
+    """The first non-empty string among ``values``."""
+    for value in values:
+        if isinstance(value, str) and value.strip():
+            return value
+    return None

@@ -1,0 +1,245 @@
+"""The ``gemini`` built-in: Gemini CLI's native ``--output-format stream-json``.
+
+(AXIS 1.17's ``gemini`` meant Gemini CLI's ACP mode; that is ``gemini-acp`` here.)
+
+Command: ``gemini --output-format stream-json --yolo [-m M] [flags] -p ""`` with the
+prompt on stdin (Gemini CLI reads stdin in headless mode and appends ``-p``'s text, empty
+here). Without ``--yolo`` headless Gemini does not even offer its shell and write tools.
+``GEMINI_CLI_HOME`` is Gemini's home folder: settings go to
+``$GEMINI_CLI_HOME/.gemini/settings.json`` (API-key auth, telemetry, usage statistics and
+auto-update off, no upward context scan, MCP servers). The host's system settings files
+are replaced by empty ones in the job's config folder.
+
+Gemini reports tokens (its model router's classifier call included) but no cost: the cost
+is estimated per model from :mod:`~.prices` and marked estimated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from axis_eval._util.files import atomic_write_text
+from axis_eval.adapters import _native, mcp_files, prices, skills
+from axis_eval.adapters.base import (
+    AdapterInput,
+    AdapterResult,
+    AgentAdapter,
+    LinesMode,
+    ResultContext,
+    StreamContext,
+    create_agent_adapter,
+)
+from axis_eval.adapters.builtins import BuiltinAgent
+from axis_eval.report.models import TokenUsage
+
+__all__ = ["APPROVAL_FLAGS", "adapter_for", "on_line", "settings_for"]
+
+APPROVAL_FLAGS = ("yolo", "y", "approval-mode")
+"""Agent ``flags`` that replace the default ``--yolo``."""
+
+
+def settings_for(inp: AdapterInput) -> dict[str, Any]:
+    """The user ``settings.json`` for one job."""
+    settings: dict[str, Any] = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "context": {"discoveryMaxDirs": 0, "memoryBoundaryMarkers": []},
+    }
+    if inp.mcp_servers:
+        settings["mcpServers"] = mcp_files.gemini_mcp_servers(inp.mcp_servers)
+    return settings
+
+
+@dataclass
+class GeminiState:
+    """What one run's stream has told us so far."""
+
+    version: str | None = None
+    model: str | None = None
+    session_id: str | None = None
+    result: dict[str, Any] | None = None
+    errors: list[str] = field(default_factory=list)
+    model_usage: dict[str, TokenUsage] = field(default_factory=dict)
+
+
+def _usage(stats: dict[str, Any]) -> TokenUsage:
+    cached = _native.int_of(stats.get("cached"))
+    if "input" in stats:
+        fresh = _native.int_of(stats.get("input"))
+    else:
+        fresh = max(_native.int_of(stats.get("input_tokens")) - cached, 0)
+    return _native.usage_of(fresh, stats.get("output_tokens"), cached)
+
+
+def _on_result(event: dict[str, Any], ctx: StreamContext[GeminiState]) -> None:
+    state = ctx.state
+    state.result = event
+    stats = event.get("stats")
+    if isinstance(stats, dict):
+        ctx.transcript.set_usage(_usage(stats))
+        models = stats.get("models")
+        if isinstance(models, dict):
+            state.model_usage = {
+                str(name): _usage(value)
+                for name, value in models.items()
+                if isinstance(value, dict)
+            }
+    error = event.get("error")
+    if event.get("status") not in (None, "success"):
+        message = error.get("message") if isinstance(error, dict) else None
+        text = str(message or f"Gemini CLI ended with status {event.get('status')}")
+        state.errors.append(text)
+        ctx.transcript.error(text)
+
+
+def on_line(event: Any, ctx: StreamContext[GeminiState]) -> None:
+    """Map one stream-json event into the transcript."""
+    if not isinstance(event, dict):
+        ctx.warn("gemini: a stdout line is JSON but not an object")
+        return
+    kind = event.get("type")
+    state = ctx.state
+    t = ctx.transcript
+    if kind == "init":
+        if isinstance(event.get("session_id"), str):
+            state.session_id = event["session_id"]
+        if isinstance(event.get("model"), str) and event["model"] != "auto":
+            state.model = event["model"]
+    elif kind == "message":
+        content = _native.as_text(event.get("content"))
+        if event.get("role") == "user":
+            return
+        ctx.feed_text(content)
+        if event.get("delta"):
+            t.assistant_delta(content)
+        else:
+            t.flush()
+            t.assistant(content)
+    elif kind == "tool_use":
+        params = event.get("parameters")
+        ctx.feed_text(json.dumps(params, ensure_ascii=False) if params else "")
+        tool_id = event.get("tool_id") if isinstance(event.get("tool_id"), str) else None
+        t.tool_call(str(event.get("tool_name") or "unknown"), params, id=tool_id)
+    elif kind == "tool_result":
+        error = event.get("error")
+        output = event.get("output")
+        if output is None and isinstance(error, dict):
+            output = error.get("message")
+        text = _native.as_text(output)
+        ctx.feed_text(text)
+        tool_id = event.get("tool_id") if isinstance(event.get("tool_id"), str) else None
+        t.tool_result(tool_id, text, is_error=event.get("status") not in (None, "success"))
+    elif kind == "error":
+        message = str(event.get("message") or "error")
+        if event.get("severity") == "warning":
+            t.system(f"warning: {message}")
+        else:
+            state.errors.append(message)
+            t.error(message)
+    elif kind == "result":
+        t.flush()
+        _on_result(event, ctx)
+    else:
+        t.system(json.dumps(event, ensure_ascii=False)[:2000])
+
+
+def _estimate(state: GeminiState, fallback_model: str | None, usage: TokenUsage) -> float | None:
+    if state.model_usage:
+        total = 0.0
+        for model, model_usage in state.model_usage.items():
+            cost = prices.estimate_cost(model, model_usage)
+            if cost is None:
+                return None
+            total += cost
+        return round(total, 6)
+    return prices.estimate_cost(fallback_model, usage)
+
+
+def _get_result(ctx: ResultContext[GeminiState]) -> AdapterResult:
+    state = ctx.state
+    transcript = ctx.transcript.transcript
+    transcript.agent_version = state.version
+    if transcript.model is None:
+        if state.model:
+            transcript.model = state.model
+        elif state.model_usage:
+            transcript.model = max(state.model_usage.items(), key=lambda kv: kv[1].total)[0]
+    answer = ctx.transcript.last_assistant_text()
+    if state.result is not None and transcript.usage.total:
+        cost = _estimate(state, transcript.model, transcript.usage)
+        if cost is not None:
+            ctx.transcript.set_cost(cost, estimated=True)
+    if state.errors:
+        return AdapterResult(result=None, error=state.errors[-1], session_id=state.session_id)
+    if state.result is None:
+        answer = None if ctx.exit_code != 0 else answer
+    return AdapterResult(result=answer, session_id=state.session_id)
+
+
+def adapter_for(builtin: BuiltinAgent, *, require_binary: bool = True) -> AgentAdapter[Any]:
+    """The ``gemini`` adapter (native stream-json).
+
+    Raises:
+        PreflightError: the CLI is not installed (and ``require_binary``).
+    """
+    cli = _native.NativeCli.load(builtin, require_binary=require_binary)
+
+    def build_args(inp: AdapterInput) -> list[str]:
+        cli.remember(inp)
+        flags = inp.agent.flags
+        args = ["--output-format", "stream-json"]
+        if not _native.has_flag(flags, *APPROVAL_FLAGS):
+            args.append("--yolo")
+        if inp.agent.model and not _native.has_flag(flags, "model", "m"):
+            args += ["--model", inp.agent.model]
+        return [*args, *_native.flag_args(flags), "-p", ""]
+
+    def initial_state() -> GeminiState:
+        return GeminiState(version=cli.take_version())
+
+    def isolation_env(workspace: str, home: str) -> dict[str, str]:
+        gemini_home = f"{home}/.gemini"
+        return {
+            **_native.xdg_env(home),
+            "GEMINI_CLI_HOME": gemini_home,
+            "GEMINI_TELEMETRY_ENABLED": "false",
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "GEMINI_CLI_SYSTEM_SETTINGS_PATH": f"{gemini_home}/system-settings.json",
+            "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": f"{gemini_home}/system-defaults.json",
+        }
+
+    def prepare(inp: AdapterInput) -> None:
+        gemini_home = _native.config_dir(inp, "GEMINI_CLI_HOME", ".gemini")
+        dot = gemini_home / ".gemini"
+        path = dot / "settings.json"
+        atomic_write_text(path, json.dumps(settings_for(inp), indent=2) + "\n")
+        path.chmod(0o600)
+        for name in ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"):
+            value = inp.env.get(name)
+            if value and not Path(value).exists():
+                atomic_write_text(Path(value), "{}\n")
+        if inp.skills:
+            skills.install_skills(inp.skills, inp.env.get("AXIS_CONFIG_DIR"), dot / "skills")
+        if inp.endpoint:
+            _native.set_agent_env(
+                inp, {"GOOGLE_GEMINI_BASE_URL": _native.endpoint_base(inp.endpoint)}
+            )
+
+    return create_agent_adapter(
+        name=builtin.name,
+        build_args=build_args,
+        initial_state=initial_state,
+        stream=LinesMode(on_line=on_line),
+        get_result=_get_result,
+        resolve_command=cli.resolve_command,
+        prompt_via="stdin",
+        required_env=builtin.required_env,
+        optional_env=("GOOGLE_GEMINI_BASE_URL",),
+        isolation_env=isolation_env,
+        prepare=prepare,
+    )

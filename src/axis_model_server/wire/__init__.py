@@ -1,0 +1,1 @@
+"""Wire formats: how each protocol carries a :class:`~axis_model_server.script.Reply`."""

@@ -1,0 +1,98 @@
+"""OpenAI Chat Completions API: ``POST …/chat/completions`` (JSON or SSE)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from axis_model_server.script import Reply
+from axis_model_server.tools import EmittedCall
+from axis_model_server.wire._sse import frame, new_id, pieces
+
+
+def usage(reply: Reply) -> dict[str, Any]:
+    return {
+        "prompt_tokens": reply.input_tokens,
+        "completion_tokens": reply.output_tokens,
+        "total_tokens": reply.input_tokens + reply.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
+
+
+def _finish(reply: Reply) -> str:
+    return "tool_calls" if reply.calls else "stop"
+
+
+def _call(call: EmittedCall) -> dict[str, Any]:
+    if call.kind == "custom":
+        return {
+            "id": "call_" + call.call_id,
+            "type": "custom",
+            "custom": {"name": call.name, "input": call.input_text},
+        }
+    return {
+        "id": "call_" + call.call_id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": json.dumps(call.args, ensure_ascii=False)},
+    }
+
+
+def completion(reply: Reply, model: str) -> dict[str, Any]:
+    """The non-streaming response body."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.calls:
+        message["tool_calls"] = [_call(c) for c in reply.calls]
+    return {
+        "id": new_id("chatcmpl-"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
+        "usage": usage(reply),
+    }
+
+
+def stream(reply: Reply, model: str, *, include_usage: bool) -> Iterator[bytes]:
+    """The SSE chunks of a streaming response, ending with ``data: [DONE]``.
+
+    With ``stream_options.include_usage`` the usage comes in an extra last chunk with no
+    choices (as OpenAI sends it); otherwise it rides on the chunk with the finish reason.
+    """
+    base = {
+        "id": new_id("chatcmpl-"),
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return frame({**base, "choices": [choice], **extra})
+
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in pieces(reply.text):
+        yield chunk({"content": piece})
+    for index, call in enumerate(reply.calls):
+        full = _call(call)
+        if call.kind == "custom":
+            yield chunk({"tool_calls": [{"index": index, **full}]})
+            continue
+        arguments = full["function"]["arguments"]
+        opened = {
+            "index": index,
+            "id": full["id"],
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        yield chunk({"tool_calls": [opened]})
+        for piece in pieces(arguments):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    if include_usage:
+        yield chunk({}, _finish(reply))
+        yield frame({**base, "choices": [], "usage": usage(reply)})
+    else:
+        yield chunk({}, _finish(reply), usage=usage(reply))
+    yield frame("[DONE]")
