@@ -23,6 +23,7 @@ EXPECTED = [
     "Selection",
     "UsageError",
     "__version__",
+    "find_config",
     "init_project",
     "list_reports",
     "load_config",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from axis_eval._version import __version__
 
 if TYPE_CHECKING:
+    from axis_eval.config.load import find_config as find_config
     from axis_eval.config.load import load_config as load_config
     from axis_eval.config.models import Config as Config
     from axis_eval.config.models import LoadedConfig as LoadedConfig
@@ -49,6 +50,7 @@ _EXPORTS = {
     "Scenario": "axis_eval.config.scenario",
     "Selection": "axis_eval.planning.matrix",
     "UsageError": "axis_eval.errors",
+    "find_config": "axis_eval.config.load",
     "init_project": "axis_eval.config.scaffold",
     "list_reports": "axis_eval.runs.store",
     "load_config": "axis_eval.config.load",

@@ -400,6 +400,7 @@ def _json_body(raw: bytes) -> dict[str, Any]:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # many agents may connect at once
 
     def __init__(self, address: tuple[str, int], owner: ScriptedModelServer) -> None:
         self.owner = owner

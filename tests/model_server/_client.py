@@ -183,7 +183,11 @@ class Anthropic(Driver):
             "system": [{"type": "text", "text": "You are a test agent."}],
             "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}],
             "tools": [
-                {"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+                {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "input_schema": t["parameters"],
+                }
                 for t in tools
             ],
             "stream": self.stream,
@@ -204,7 +208,9 @@ class Anthropic(Driver):
             assert msg["type"] == "message" and msg["role"] == "assistant"
             text = "".join(b["text"] for b in msg["content"] if b["type"] == "text")
             calls = [
-                Call(b["id"], b["name"], b["input"]) for b in msg["content"] if b["type"] == "tool_use"
+                Call(b["id"], b["name"], b["input"])
+                for b in msg["content"]
+                if b["type"] == "tool_use"
             ]
             usage = msg["usage"]
             return Answer(
@@ -263,7 +269,9 @@ class Anthropic(Driver):
         assert start["usage"]["input_tokens"] == usage["input_tokens"]
         text = "".join(b["text"] for b in blocks if b["type"] == "text")
         calls = [
-            Call(b["id"], b["name"], json.loads(b["json"])) for b in blocks if b["type"] == "tool_use"
+            Call(b["id"], b["name"], json.loads(b["json"]))
+            for b in blocks
+            if b["type"] == "tool_use"
         ]
         assert (stop == "tool_use") == bool(calls)
         return Answer(
@@ -281,12 +289,17 @@ class Anthropic(Driver):
         content: list[dict[str, Any]] = []
         if answer.text:
             content.append({"type": "text", "text": answer.text})
-        content += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.args} for c in answer.calls]
+        content += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.args} for c in answer.calls
+        ]
         results = [
             {"type": "tool_result", "tool_use_id": c.id, "content": out}
             for c, out in zip(answer.calls, outputs, strict=True)
         ]
-        body["messages"] += [{"role": "assistant", "content": content}, {"role": "user", "content": results}]
+        body["messages"] += [
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": results},
+        ]
         return body
 
 
@@ -304,7 +317,13 @@ class Responses(Driver):
         return {
             "model": "gpt-test",
             "instructions": "You are a test agent.",
-            "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}],
+            "input": [
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": prompt}],
+                }
+            ],
             "tools": [{"type": "function", **t} for t in tools],
             "stream": self.stream,
         }
@@ -313,7 +332,12 @@ class Responses(Driver):
         body = copy.deepcopy(body)
         body["tools"] = _flat(
             body.get("tools", []),
-            lambda n: {"type": "function", "name": n, "description": "", "parameters": {"type": "object"}},
+            lambda n: {
+                "type": "function",
+                "name": n,
+                "description": "",
+                "parameters": {"type": "object"},
+            },
         )
         return body
 
@@ -384,7 +408,9 @@ class Responses(Driver):
             elif item["type"] == "function_call":
                 calls.append(Call(item["call_id"], item["name"], json.loads(item["arguments"])))
             elif item["type"] == "custom_tool_call":
-                calls.append(Call(item["call_id"], item["name"], {"input": item["input"]}, "custom"))
+                calls.append(
+                    Call(item["call_id"], item["name"], {"input": item["input"]}, "custom")
+                )
         usage = data["usage"]
         assert usage["input_tokens_details"] == {"cached_tokens": 0}
         assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
@@ -476,7 +502,9 @@ class Chat(Driver):
                 delta = choice["delta"]
                 text += delta.get("content") or ""
                 for tc in delta.get("tool_calls") or []:
-                    slot = calls.setdefault(tc["index"], {"id": None, "name": None, "arguments": ""})
+                    slot = calls.setdefault(
+                        tc["index"], {"id": None, "name": None, "arguments": ""}
+                    )
                     if "id" in tc:
                         assert slot["id"] is None, "a call's id comes once"
                         slot["id"] = tc["id"]
@@ -487,7 +515,9 @@ class Chat(Driver):
         assert len(finishes) == 1, "exactly one chunk carries finish_reason"
         assert usage is not None
         assert sorted(calls) == list(range(len(calls)))
-        parsed = [Call(c["id"], c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())]
+        parsed = [
+            Call(c["id"], c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())
+        ]
         assert (finishes[0] == "tool_calls") == bool(parsed)
         return Answer(
             text, parsed, finishes[0], usage["prompt_tokens"], usage["completion_tokens"], chunks
@@ -528,10 +558,18 @@ class Gemini(Driver):
         return {
             "contents": [{"role": "user", "parts": [{"text": prompt}]}],
             "systemInstruction": {"role": "user", "parts": [{"text": "You are a test agent."}]},
-            "tools": [{"functionDeclarations": [
-                {"name": t["name"], "description": t["description"], "parametersJsonSchema": t["parameters"]}
-                for t in tools
-            ]}],
+            "tools": [
+                {
+                    "functionDeclarations": [
+                        {
+                            "name": t["name"],
+                            "description": t["description"],
+                            "parametersJsonSchema": t["parameters"],
+                        }
+                        for t in tools
+                    ]
+                }
+            ],
         }
 
     def parse(self, resp: Response, stream: bool) -> Answer:
@@ -573,7 +611,10 @@ class Gemini(Driver):
             {"functionResponse": {"name": c.name, "response": {"output": out}}}
             for c, out in zip(answer.calls, outputs, strict=True)
         ]
-        body["contents"] += [{"role": "model", "parts": parts}, {"role": "user", "parts": responses}]
+        body["contents"] += [
+            {"role": "model", "parts": parts},
+            {"role": "user", "parts": responses},
+        ]
         return body
 
 

@@ -34,7 +34,10 @@ def _tool_turn(call_id: str) -> list[dict[str, Any]]:
             "role": "assistant",
             "content": [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {}}],
         },
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": ""}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": call_id, "content": ""}],
+        },
     ]
 
 
@@ -50,7 +53,11 @@ def test_substring_regex_and_default(server: ScriptedModelServer) -> None:
     _ask(server, _anthropic(_user("What is the weather?")))
     assert [r.conversation for r in server.requests] == ["hello", "bugfix", "default"]
     bugfix = server.requests[1].tool_calls[0]
-    assert (bugfix.name, bugfix.args, bugfix.tool) == ("Read", {"file_path": "src/app.py"}, "read_file")
+    assert (bugfix.name, bugfix.args, bugfix.tool) == (
+        "Read",
+        {"file_path": "src/app.py"},
+        "read_file",
+    )
     assert server.requests[2].unmatched is False
 
 
@@ -125,7 +132,11 @@ def test_parallel_calls_in_one_responses_turn_count_once(server: ScriptedModelSe
         "model": "m",
         "input": [
             {"role": "user", "content": PROMPT},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]},
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "x"}],
+            },
             *call(1),
             *call(2),
             {"type": "function_call_output", "call_id": "c1", "output": "a"},

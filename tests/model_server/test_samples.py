@@ -112,7 +112,11 @@ def test_opencode_capture(server: ScriptedModelServer) -> None:
     assert title.text == "ok" and title.calls == []
     assert [(c.name, c.args) for c in call.calls] == [("bash", {"command": CMD})]
     assert final.text == "Created out.txt."
-    assert [(r.side_reason, r.turn) for r in server.requests] == [("title", 0), (None, 0), (None, 1)]
+    assert [(r.side_reason, r.turn) for r in server.requests] == [
+        ("title", 0),
+        (None, 0),
+        (None, 1),
+    ]
     assert [(a.host, a.port) for a in server.connect_attempts] == [
         ("models.opencode.ai", 443),
         ("registry.npmjs.org", 443),

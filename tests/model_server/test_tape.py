@@ -54,7 +54,10 @@ BAD = [
         "args: {path: a}}]}]}]",
         "the abstract tool `write_file` needs `args.content`",
     ),
-    ("version: 1\nconversations: [{name: a, turns: [{}]}]", "conversations[0].turns[0]: a turn needs"),
+    (
+        "version: 1\nconversations: [{name: a, turns: [{}]}]",
+        "conversations[0].turns[0]: a turn needs",
+    ),
     (
         "version: 1\nconversations: [{name: a, match: '/(unclosed/', turns: [{text: x}]}]",
         "conversations[0].match: `match` is not a valid regular expression",

@@ -30,7 +30,8 @@ conversations:
   - name: write
     match: "write it"
     turns:
-      - tool_calls: [{tool: write_file, args: {path: notes/todo.md, content: "# TODO\\n- ship it\\n"}}]
+      - tool_calls:
+          - {tool: write_file, args: {path: notes/todo.md, content: "# TODO\\n- ship it\\n"}}
       - text: done
   - name: write-raw
     match: "write raw"
@@ -143,7 +144,13 @@ CASES = [
         {"filePath": "notes/todo.md", "content": "# TODO\n- ship it\n"},
     ),
     # An argv-style shell tool
-    ("responses", OLD_CODEX, "run it", "shell", {"command": ["bash", "-lc", "echo hi"], "timeout": 5000}),
+    (
+        "responses",
+        OLD_CODEX,
+        "run it",
+        "shell",
+        {"command": ["bash", "-lc", "echo hi"], "timeout": 5000},
+    ),
 ]
 
 
@@ -172,7 +179,7 @@ def test_write_without_a_write_tool_uses_the_shell(
         assert "<<'AXIS_EOF'" in command
         assert (tmp_path / "notes" / "todo.md").read_text() == "# TODO\n- ship it\n"
     else:
-        content = "it's $HOME `x` \"q\"\nAXIS_EOF\nno newline"
+        content = 'it\'s $HOME `x` "q"\nAXIS_EOF\nno newline'
         assert (tmp_path / "odd name.txt").read_bytes() == content.encode()
     assert scripted.requests[-1].tool_calls[0].via == "shell"
 

@@ -43,6 +43,8 @@ from axis_eval.adapters.gemini import settings_for as gemini_settings
 
 __all__ = ["build_builtin"]
 
+_GEMINI_RETRIES = {"maxAttempts": 2, "retryFetchErrors": False}
+"""Bounded retries: one retry of a failed model call, none for a refused connection."""
 _QWEN_SETTINGS: dict[str, Any] = {
     "security": {"auth": {"selectedType": "openai"}},
     "privacy": {"usageStatisticsEnabled": False},
@@ -120,6 +122,7 @@ def _gemini_prepare(inp: AdapterInput) -> None:
     """``$GEMINI_CLI_HOME/.gemini/settings.json``; MCP servers go in ``session/new``."""
     dot = _native.config_dir(inp, "GEMINI_CLI_HOME", ".gemini") / ".gemini"
     settings = gemini_settings(dataclasses.replace(inp, mcp_servers={}))
+    settings.setdefault("general", {}).update(_GEMINI_RETRIES)
     _write_json(dot / "settings.json", settings)
     (dot / "settings.json").chmod(0o600)
     for name in ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"):

@@ -452,7 +452,12 @@ class _Session:
             return
         if usage.total == 0:
             return
-        estimate = _estimate_cost(self.inp.agent.model or self.session_model, usage)
+        per_model = _model_usage(self.prompt_result)
+        if per_model and not self.inp.agent.model:
+            costs = [prices.estimate_cost(model, part) for model, part in per_model]
+            estimate = None if None in costs else round(sum(c for c in costs if c), 6)
+        else:
+            estimate = prices.estimate_cost(self.inp.agent.model or self.session_model, usage)
         if estimate is not None:
             self.builder.set_cost(estimate, estimated=True)
 
@@ -466,10 +471,14 @@ class _Session:
         version = cli_version or self.agent_info.get("version")
         if version:
             transcript.agent_version = str(version)
-        completed = self.prompt_result is not None
         error, kind = self._error(stderr, exit_code, transcript)
-        if completed:
-            exit_code = 0 if error is None else 1  # as AXIS: the agent answered the prompt
+        answered = self.prompt_result is not None or (
+            self.failure is not None and not self.disconnected
+        )
+        if answered and self.stop is None:
+            # As AXIS: the agent answered (a result or a JSON-RPC error) and was then told
+            # to exit, so its own exit code says nothing; report the session's outcome.
+            exit_code = 0 if error is None else 1
         self.count_tokens(final=True)
         result = transcript.result
         failed = error is not None or (result is None and exit_code != 0)
@@ -536,9 +545,18 @@ class _Session:
         return self.output(transcript, "", None, None, message, kind, True)
 
 
-def _estimate_cost(model: Any, usage: TokenUsage) -> float | None:
-    """A price-table estimate (:mod:`.prices`); None for a model not in the table."""
-    return prices.estimate_cost(model if isinstance(model, str) else None, usage)
+def _model_usage(result: dict[str, Any] | None) -> list[tuple[str, TokenUsage]]:
+    """Gemini's per-model usage: ``_meta.quota.model_usage[{model, token_count}]``."""
+    meta = result.get("_meta") if isinstance(result, dict) else None
+    quota = meta.get("quota") if isinstance(meta, dict) else None
+    items = quota.get("model_usage") if isinstance(quota, dict) else None
+    out: list[tuple[str, TokenUsage]] = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("model"), str):
+            usage = prompt_usage({"_meta": {"quota": {"token_count": item.get("token_count")}}})
+            if usage is not None and usage.total:
+                out.append((item["model"], usage))
+    return out
 
 
 def _stderr_tail(stderr: str) -> str | None:

@@ -169,10 +169,13 @@ class AcpTranscript:
         entry = self.builder.transcript.entries[-1]
         assert entry.tool is not None
         self.calls[tool_id] = entry.tool
-        if tool_input is None:
+        if tool_input is None:  # no rawInput (Gemini): what the call shows instead
+            shown = {"title": title} if isinstance(title, str) and title else {}
             described = content_text(call.get("content"))
             if described:
-                self._set_input(entry.tool, {"description": described})
+                shown["description"] = described
+            if shown:
+                self._set_input(entry.tool, shown)
         if call.get("rawOutput") is not None:
             self._raw_outputs[tool_id] = call.get("rawOutput")
         if call.get("status") in _CLOSED:

@@ -182,8 +182,7 @@ def _reports_home(config_path: str | None) -> str:
     """The folder holding ``.axis/``: the config's (valid or not), else the current folder."""
     from pathlib import Path
 
-    from axis_eval import ConfigError
-    from axis_eval.config.load import find_config
+    from axis_eval import ConfigError, find_config
 
     try:
         return str(find_config(config_path).parent)
