@@ -25,6 +25,7 @@ from axis_eval.execute.process import (
     OrphanReaper,
     Sentinel,
     become_subreaper,
+    ignore_existing_processes,
     is_subreaper,
     new_run_token,
 )
@@ -239,6 +240,7 @@ async def run_async(options: RunOptions) -> RunOutcome:
     display.start(the_plan, store.report_id)
     was_subreaper = is_subreaper()
     become_subreaper()
+    ignore_existing_processes()
     sentinel = await Sentinel.start(token)
     run_limit = loaded.config.settings.limits.run
     timer: asyncio.TimerHandle | None = None

@@ -142,9 +142,7 @@ def do_prompt(rid: Any, params: dict[str, Any], cwd: str) -> None:
             sid,
             {
                 "sessionUpdate": "plan",
-                "entries": [
-                    {"content": "write the file", "priority": "high", "status": "pending"}
-                ],
+                "entries": [{"content": "write the file", "priority": "high", "status": "pending"}],
             },
         )
     if "[[tokens]]" in prompt:
@@ -210,9 +208,7 @@ def do_prompt(rid: Any, params: dict[str, Any], cwd: str) -> None:
     request("fs/write_text_file", {"sessionId": sid, "path": path, "content": "hi\n"})
     nested = os.path.join(cwd, "deep", "er", "note.txt")
     request("fs/write_text_file", {"sessionId": sid, "path": nested, "content": "a\nb\nc\n"})
-    read = request(
-        "fs/read_text_file", {"sessionId": sid, "path": nested, "line": 2, "limit": 1}
-    )
+    read = request("fs/read_text_file", {"sessionId": sid, "path": nested, "line": 2, "limit": 1})
     output = request("fs/read_text_file", {"sessionId": sid, "path": path})["content"]
     failed = "[[fail_tool]]" in prompt
     update: dict[str, Any] = {
@@ -230,8 +226,12 @@ def do_prompt(rid: Any, params: dict[str, Any], cwd: str) -> None:
     notify(sid, update)
     notify(
         sid,
-        {"sessionUpdate": "usage_update", "used": 120, "size": 1000, "cost": {"amount": 0.25,
-                                                                               "currency": "USD"}},
+        {
+            "sessionUpdate": "usage_update",
+            "used": 120,
+            "size": 1000,
+            "cost": {"amount": 0.25, "currency": "USD"},
+        },
     )
     text_chunk(sid, f"Done (permission {chosen}; read {read['content'].strip()}).", "m2")
     match = re.search(r"\[\[stop:(\w+)\]\]", prompt)
@@ -277,6 +277,7 @@ def handle(message: dict[str, Any], cwd: list[str]) -> None:
 
 def main() -> None:
     cwd = [os.getcwd()]
+    log_received({"cwd": cwd[0]})
     for line in sys.stdin:
         if not line.strip():
             continue

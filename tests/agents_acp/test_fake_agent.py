@@ -7,6 +7,7 @@ import signal
 from pathlib import Path
 
 from .conftest import (
+    FAKE_ADAPTER,
     alive,
     base_environ,
     cli_env,
@@ -86,17 +87,25 @@ async def test_a_session_becomes_a_normalized_transcript(tmp_path: Path) -> None
     assert {"session/update", "session/request_permission", "fs/write_text_file"} <= got
     # What the agent received: capabilities, client info, the workspace, MCP servers.
     messages = received(out, "plain")
-    init = messages[0]["params"]
+    init = messages[1]["params"]
     assert init["clientCapabilities"]["fs"] == {"readTextFile": True, "writeTextFile": True}
     assert init["clientInfo"]["name"] == "axis-eval"
-    new = messages[1]["params"]
-    assert new["cwd"] == run["workspace"] if "workspace" in run else new["cwd"].endswith("work")
+    new = messages[2]["params"]
+    assert new["cwd"] == messages[0]["cwd"]  # the agent runs in the workspace it is told
     assert sorted(new["mcpServers"], key=lambda s: s["name"]) == [
-        {"name": "files", "command": "mcp-files", "args": ["-v"],
-         "env": [{"name": "K", "value": "v"}]},
-        {"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp",
-         "headers": [{"name": "X-A", "value": "b"}]},
-    ]  # fmt: skip
+        {
+            "name": "files",
+            "command": "mcp-files",
+            "args": ["-v"],
+            "env": [{"name": "K", "value": "v"}],
+        },
+        {
+            "type": "http",
+            "name": "web",
+            "url": "http://127.0.0.1:9/mcp",
+            "headers": [{"name": "X-A", "value": "b"}],
+        },
+    ]
 
     # Gemini's shape: the tool call starts at the permission request; usage from _meta.
     gem = runs[("gemini", AGENT)]
@@ -110,11 +119,13 @@ async def test_a_session_becomes_a_normalized_transcript(tmp_path: Path) -> None
     assert "write the file" in g_transcript["entries"][2]["text"]
     [g_call] = tools(g_transcript)
     assert g_call["name"] == "echo hi > out.txt"
-    assert g_call["input"] == {"description": "write hi to out.txt"}
+    assert g_call["input"] == {"title": "echo hi > out.txt", "description": "write hi to out.txt"}
     assert g_call["durationMs"] >= 200, g_call  # from the permission request on
     assert g_call["output"] == ""
-    assert any("not JSON-RPC" in w for w in gem.get("warnings", []) + [""]) or True
-    assert "this line is not JSON" in (g_folder / "raw.ndjson").read_text()
+    assert any("not JSON-RPC" in w for w in gem["warnings"]), gem["warnings"]
+    raw_text = (g_folder / "raw.ndjson").read_text()
+    assert "this line is not JSON" in raw_text and "_vendor/progress" in raw_text
+    assert gem["exitCode"] == 0
 
 
 async def test_stop_reasons_errors_failed_tools_and_crashes(tmp_path: Path) -> None:
@@ -126,7 +137,19 @@ async def test_stop_reasons_errors_failed_tools_and_crashes(tmp_path: Path) -> N
             "failed-tool": {"prompt": "go [[fail_tool]]"},
             "rpc-error": {"prompt": "go [[error]]"},
             "crash": {"prompt": "go [[crash]]"},
+            "garbage": {"prompt": "go", "agents": ["garbage"]},
+            "missing": {"prompt": "go", "agents": ["missing"]},
         },
+        adapters={"fake-acp": str(FAKE_ADAPTER)},
+        agents=[
+            "fake-acp",
+            {
+                "agent": "fake-acp",
+                "name": "garbage",
+                "command": ["sh", "-c", "echo not an ACP agent; echo oops >&2; exit 0"],
+            },
+            {"agent": "fake-acp", "name": "missing", "command": ["/no/such/acp-agent"]},
+        ],
     )
     outcome = await run_api(root, base_environ())
     report = outcome.report_dir
@@ -155,6 +178,18 @@ async def test_stop_reasons_errors_failed_tools_and_crashes(tmp_path: Path) -> N
     assert [e["text"] for e in transcript["entries"] if e["type"] == "assistant"] == [
         "I'll write the file."
     ]
+
+    # Garbage on stdout and a clean exit: a clear error with stderr, the output kept.
+    garbage = runs[("garbage", "garbage")]
+    assert garbage["status"] == "failed", garbage
+    assert garbage["error"].startswith("The agent closed the ACP connection during initialize")
+    assert "oops" in garbage["error"]
+    assert "not an ACP agent" in (report / garbage["dir"] / "raw.ndjson").read_text()
+
+    missing = runs[("missing", "missing")]
+    assert missing["status"] == "failed"
+    assert missing["errorKind"] == "spawn"
+    assert "/no/such/acp-agent" in missing["error"]
 
 
 async def test_time_and_token_limits_stop_the_whole_group(
@@ -193,7 +228,9 @@ def test_ctrl_c_cancels_the_session_and_stops_the_group(
 ) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    root = write_project(tmp_path / "proj", {"hang": {"prompt": "go [[hang]]"}}, env=["FAKE_ACP_DIR"])
+    root = write_project(
+        tmp_path / "proj", {"hang": {"prompt": "go [[hang]]"}}, env=["FAKE_ACP_DIR"]
+    )
     axis = start_cli(root, "--grace-seconds", "1", env=cli_env(FAKE_ACP_DIR=str(out)))
     try:
         pids = wait_for(

@@ -40,7 +40,7 @@ def request(
     raw: bytes | None = None,
 ) -> Response:
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    conn = http.client.HTTPConnection(str(parts.hostname), parts.port, timeout=10)
     try:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         sent = {"Content-Type": "application/json", **(headers or {})}
@@ -114,7 +114,8 @@ def load_samples(name: str) -> list[dict[str, Any]]:
     """The JSON documents of a capture file (they follow each other without separators)."""
     text = (SAMPLES / name).read_text()
     decoder = json.JSONDecoder()
-    docs, index = [], 0
+    docs: list[dict[str, Any]] = []
+    index = 0
     while True:
         while index < len(text) and text[index].isspace():
             index += 1
@@ -212,9 +213,14 @@ class Anthropic(Driver):
                 for b in msg["content"]
                 if b["type"] == "tool_use"
             ]
-            usage = msg["usage"]
+            counts = msg["usage"]
             return Answer(
-                text, calls, msg["stop_reason"], usage["input_tokens"], usage["output_tokens"], msg
+                text,
+                calls,
+                msg["stop_reason"],
+                counts["input_tokens"],
+                counts["output_tokens"],
+                msg,
             )
         assert resp.headers["content-type"] == "text/event-stream"
         events = sse_events(resp.body)
@@ -471,17 +477,16 @@ class Chat(Driver):
             assert data["object"] == "chat.completion"
             choice = data["choices"][0]
             message = choice["message"]
-            calls = [
+            found = [
                 Call(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
                 for c in message.get("tool_calls") or []
             ]
-            usage = data["usage"]
             return Answer(
                 message["content"] or "",
-                calls,
+                found,
                 choice["finish_reason"],
-                usage["prompt_tokens"],
-                usage["completion_tokens"],
+                data["usage"]["prompt_tokens"],
+                data["usage"]["completion_tokens"],
                 data,
             )
         events = sse_events(resp.body)
@@ -494,7 +499,7 @@ class Chat(Driver):
         text = ""
         calls: dict[int, dict[str, Any]] = {}
         finishes = []
-        usage = None
+        usage: dict[str, Any] | None = None
         for chunk in chunks:
             if chunk.get("usage"):
                 usage = chunk["usage"]
@@ -580,7 +585,7 @@ class Gemini(Driver):
         else:
             chunks = [resp.json()]
         text = ""
-        calls = []
+        calls: list[Call] = []
         for index, chunk in enumerate(chunks):
             candidate = chunk["candidates"][0]
             assert candidate["content"]["role"] == "model"

@@ -92,7 +92,7 @@ def test_concurrent_requests(server: ScriptedModelServer) -> None:
 
 def test_lifecycle_and_log(tape: Tape, tmp_path: Path) -> None:
     log = tmp_path / "requests.jsonl"
-    seen = []
+    seen: list[object] = []
     server = ScriptedModelServer(tape, log_path=log, on_record=seen.append)
     with pytest.raises(RuntimeError):
         _ = server.port

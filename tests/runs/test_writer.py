@@ -69,7 +69,7 @@ def test_manifest_is_written_before_any_job(tmp_path: Path, make_project: MakePr
         {"a": sc(), "b": sc(runs=3), "off": sc(skip=True)},
     )
     store = new_store(loaded)
-    ReportWriter(store, the_plan, loaded)
+    ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     m = manifest_on_disk(store)
     assert m.state == "running" and m.report_id == store.report_id and m.name == "Suite"
     assert [(p.scenario_key, p.agent_name, p.run_count) for p in m.results] == [
@@ -96,7 +96,7 @@ def test_manifest_is_written_before_any_job(tmp_path: Path, make_project: MakePr
 def test_manifest_uses_axis_field_names(tmp_path: Path, make_project: MakeProject) -> None:
     the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(runs=3)})
     store = new_store(loaded)
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     writer.record(outcome(the_plan.jobs[0]))
     raw = json.loads((store.folder / "report.json").read_text())
     for key in (
@@ -139,7 +139,7 @@ def test_layout_single_run_is_flat(tmp_path: Path, make_project: MakeProject) ->
         {"cms/post": sc(variants=[{"name": "v"}])},
     )
     store = new_store(loaded)
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     [job] = the_plan.jobs
     writer.record(
         outcome(
@@ -195,7 +195,7 @@ def test_layout_single_run_is_flat(tmp_path: Path, make_project: MakeProject) ->
 def test_raw_output_that_is_not_json_is_raw_txt(tmp_path: Path, make_project: MakeProject) -> None:
     the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc()})
     store = new_store(loaded)
-    ReportWriter(store, the_plan, loaded).record(
+    ReportWriter(store, the_plan, loaded, flush_interval_s=0).record(
         outcome(the_plan.jobs[0], raw_output=["plain text\n", "more\n"])
     )
     assert (store.folder / "scenarios/a/codex/raw.txt").read_text() == "plain text\nmore\n"
@@ -204,7 +204,7 @@ def test_raw_output_that_is_not_json_is_raw_txt(tmp_path: Path, make_project: Ma
 def test_layout_repeated_runs_get_run_folders(tmp_path: Path, make_project: MakeProject) -> None:
     the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(runs=3)})
     store = new_store(loaded)
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     for job in the_plan.jobs:
         writer.record(outcome(job))
     pair = store.folder / "scenarios" / "a" / "codex"
@@ -226,13 +226,13 @@ def test_job_is_on_disk_before_the_manifest_is_rewritten(
     writes: list[str] = []
 
     class Recording(ReportStore):
-        def write_json(self, relative: str, value: Any) -> Path:
+        def write_json(self, relative: str, value: Any, *, durable: bool = False) -> Path:
             writes.append(relative)
-            return super().write_json(relative, value)
+            return super().write_json(relative, value, durable=durable)
 
     root = reports_root(loaded.config_dir)
     store = Recording(root / new_report_id(root))
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     writes.clear()
     writer.record(outcome(the_plan.jobs[0]))
     writer.record(outcome(the_plan.jobs[1]))
@@ -244,12 +244,31 @@ def test_job_is_on_disk_before_the_manifest_is_rewritten(
     ]
 
 
+def test_manifest_rewrites_are_rate_limited_but_results_are_not(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
+    """With thousands of jobs the manifest is not rewritten per job; result.json always is."""
+    the_plan, loaded = planned(
+        tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()}
+    )
+    root = reports_root(loaded.config_dir)
+    store = ReportStore(root / new_report_id(root))
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=3600)
+    writer.record(outcome(the_plan.jobs[0]))  # the first record after start is throttled
+    writer.record(outcome(the_plan.jobs[1]))
+    assert (store.folder / "scenarios/a/codex/result.json").is_file()
+    assert (store.folder / "scenarios/b/codex/result.json").is_file()
+    assert {r.runs[0].status for r in manifest_on_disk(store).results} == {"cancelled"}
+    writer.finish("finished", 0)
+    assert {r.runs[0].status for r in manifest_on_disk(store).results} == {"completed"}
+
+
 def test_manifest_tracks_progress_and_finish(tmp_path: Path, make_project: MakeProject) -> None:
     the_plan, loaded = planned(
         tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()}
     )
     store = new_store(loaded)
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     writer.record(outcome(the_plan.jobs[0]))
     mid = manifest_on_disk(store)
     assert [p.status for p in mid.results] == ["completed", "cancelled"]
@@ -277,7 +296,7 @@ def test_answer_then_nonzero_exit_is_not_a_failure(
 ) -> None:
     the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc()})
     store = new_store(loaded)
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     writer.record(outcome(the_plan.jobs[0], exit_code=143, failed=False, result="the answer"))
     m = writer.finish("finished", None)
     [entry] = m.results
@@ -290,7 +309,7 @@ def test_one_failed_run_of_a_repeated_pair_does_not_fail_the_suite(
 ) -> None:
     the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(runs=3)})
     store = new_store(loaded)
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     first, second, third = the_plan.jobs
     writer.record(outcome(first, status="failed", error="flaky"))
     writer.record(outcome(second))
@@ -312,7 +331,7 @@ def test_load_failures_are_in_the_report(tmp_path: Path, make_project: MakeProje
         {"a": sc(), "bad": {"name": "b", "prompt": "p"}},
     )
     store = new_store(loaded)
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     writer.record(outcome(the_plan.jobs[0]))
     m = writer.finish("finished", None)
     assert [f.path for f in m.load_failures] == ["scenarios/bad.json"]
@@ -339,7 +358,7 @@ def test_secrets_never_reach_disk(tmp_path: Path, make_project: MakeProject) -> 
     )
     redactor = Redactor.from_env(["OPENAI_API_KEY"], {"OPENAI_API_KEY": SECRET}, [HEADER])
     store = new_store(loaded, redactor)
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     writer.record(
         outcome(
             the_plan.jobs[0],
@@ -382,7 +401,7 @@ def test_secrets_never_reach_disk(tmp_path: Path, make_project: MakeProject) -> 
 def test_no_temporary_files_are_left(tmp_path: Path, make_project: MakeProject) -> None:
     the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(runs=3)})
     store = new_store(loaded)
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
     for job in the_plan.jobs:
         writer.record(outcome(job, stderr="x", raw_output=["{}"]))
     writer.finish("finished", 0)
@@ -394,6 +413,6 @@ def test_no_temporary_files_are_left(tmp_path: Path, make_project: MakeProject) 
 def test_finish_states(tmp_path: Path, make_project: MakeProject, state: str) -> None:
     the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc()})
     store = new_store(loaded)
-    m = ReportWriter(store, the_plan, loaded).finish(state, 130)
+    m = ReportWriter(store, the_plan, loaded, flush_interval_s=0).finish(state, 130)
     assert manifest_on_disk(store).state == state
     assert m.results[0].status == "cancelled", "an unfinished job is cancelled, to be re-run"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -28,9 +29,11 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         values = {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}
         self._secrets = sorted(values, key=len, reverse=True)
-        self._pattern = (
-            re.compile("|".join(re.escape(s) for s in self._secrets)) if self._secrets else None
-        )
+        # Each secret as written and as JSON escapes it, so JSON text is masked correctly too.
+        forms = {json.dumps(s, ensure_ascii=False)[1:-1] for s in self._secrets}
+        forms |= set(self._secrets)
+        ordered = sorted(forms, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(s) for s in ordered)) if ordered else None
 
     @classmethod
     def from_env(
@@ -52,6 +55,10 @@ class Redactor:
         if self._pattern is None or not value:
             return value
         return self._pattern.sub(MASK, value)
+
+    def json_text(self, text: str) -> str:
+        """JSON ``text`` with every secret replaced (also as JSON escapes it)."""
+        return self.text(text)
 
     def data(self, value: Any) -> Any:
         """A copy of JSON-like ``value`` with secrets replaced in every string."""

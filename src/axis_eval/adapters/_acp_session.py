@@ -414,8 +414,9 @@ class _Session:
         finally:
             for task in (talk, exited, cancelled, limited, stderr_task):
                 task.cancel()
-            await asyncio.gather(talk, exited, cancelled, limited, stderr_task,
-                                 return_exceptions=True)  # fmt: skip
+            await asyncio.gather(
+                talk, exited, cancelled, limited, stderr_task, return_exceptions=True
+            )
             with contextlib.suppress(Exception):
                 await conn.close()
 

@@ -47,7 +47,12 @@ def settings_for(inp: AdapterInput) -> dict[str, Any]:
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "general": {
+            "enableAutoUpdate": False,
+            "enableAutoUpdateNotification": False,
+            "maxAttempts": 1,
+            "retryFetchErrors": False,
+        },
         "context": {"discoveryMaxDirs": 0, "memoryBoundaryMarkers": []},
     }
     if inp.mcp_servers:

@@ -21,6 +21,18 @@ def marker_entry(marker: str) -> bytes:
     return f"{MARKER_KEY}={marker}".encode()
 
 
+_preexisting: set[int] = set()
+"""Pids alive before the run's first job: they cannot carry one of its markers, so scans
+skip reading their environments. A pid leaves the set as soon as a scan no longer sees it,
+so a reused pid is always inspected."""
+
+
+def mark_preexisting() -> None:
+    """Remember every process alive now as one no job can have started."""
+    _preexisting.clear()
+    _preexisting.update(_pids())
+
+
 def _pids() -> list[int]:
     try:
         names = os.listdir(_PROC)
@@ -64,8 +76,11 @@ def find(entry: bytes, *, prefix: bool = False, pgid: int | None = None) -> list
     """
     me = os.getpid()
     found: list[int] = []
-    for pid in _pids():
-        if pid == me:
+    pids = _pids()
+    if _preexisting:
+        _preexisting.intersection_update(pids)
+    for pid in pids:
+        if pid == me or pid in _preexisting:
             continue
         if pgid is not None:
             info = stat(pid)

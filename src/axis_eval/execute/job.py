@@ -101,7 +101,7 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
         return await _run(spec, ctx, adapter, dirs, marker, started)
     finally:
         await kill_marked(marker, 0.5)
-        dirs.remove()
+        await asyncio.to_thread(dirs.remove)
 
 
 async def _run(

@@ -83,6 +83,11 @@ def become_subreaper(enabled: bool = True) -> bool:
         return False
 
 
+def ignore_existing_processes() -> None:
+    """Call before a run's first job: later marker scans skip processes alive now."""
+    _procfs.mark_preexisting()
+
+
 def is_subreaper() -> bool:
     """Whether this process is a child subreaper now."""
     try:

@@ -93,23 +93,24 @@ class ReportStore:
         atomic_write_bytes(target, data)
         return target
 
-    def write_json(self, relative: str, value: Any) -> Path:
+    def write_json(self, relative: str, value: Any, *, durable: bool = False) -> Path:
         """Write a model or JSON-like value, redacted, pretty-printed, atomically."""
-        data = (
-            value.model_dump(mode="json", by_alias=True) if isinstance(value, BaseModel) else value
-        )
-        text = json.dumps(self.redactor.data(data), indent=2, ensure_ascii=False) + "\n"
+        if isinstance(value, BaseModel):
+            # pydantic's serializer (Rust) is ~20x faster than json.dumps with indent.
+            text = value.model_dump_json(by_alias=True, indent=2)
+        else:
+            text = json.dumps(value, indent=2, ensure_ascii=False)
         target = self.path(relative)
-        atomic_write_text(target, text)
+        atomic_write_text(target, self.redactor.json_text(text) + "\n", durable=durable)
         return target
 
     def write_lines(self, relative: str, lines: list[str]) -> Path:
         """Write lines (raw output), redacted, atomically."""
         return self.write_text(relative, "".join(line + "\n" for line in lines))
 
-    def write_manifest(self, manifest: ReportManifest) -> Path:
+    def write_manifest(self, manifest: ReportManifest, *, durable: bool = False) -> Path:
         """Write ``report.json``."""
-        return self.write_json("report.json", manifest)
+        return self.write_json("report.json", manifest, durable=durable)
 
 
 def list_reports(config_dir: str | Path) -> list[ReportManifest]:

@@ -54,9 +54,18 @@ def _resolved(spec: JobSpec) -> dict[str, Any]:
 class ReportWriter:
     """Owns ``report.json`` for one run."""
 
-    def __init__(self, store: ReportStore, plan: Plan, loaded: LoadedConfig) -> None:
+    def __init__(
+        self,
+        store: ReportStore,
+        plan: Plan,
+        loaded: LoadedConfig,
+        *,
+        flush_interval_s: float = 0.5,
+    ) -> None:
         self.store = store
         self._t0 = time.monotonic()
+        self._flush_interval_s = flush_interval_s
+        self._last_flush = float("-inf")
         self._pairs: dict[tuple[str, str], PairEntry] = {}
         for job in plan.jobs:
             key = job.pair_key
@@ -119,13 +128,22 @@ class ReportWriter:
             resolved_config=_resolved(job),
         )
 
-    def flush(self) -> None:
-        """Recompute the summary and write ``report.json``."""
+    def flush(self, *, force: bool = True, durable: bool = False) -> None:
+        """Recompute the summary and write ``report.json``.
+
+        Unforced flushes (after each job) are rate-limited: rewriting a large manifest
+        after every one of thousands of jobs would cost O(N²). Each run's own
+        ``result.json`` is written at once, so nothing finished is ever only in memory.
+        """
+        now = time.monotonic()
+        if not force and now - self._last_flush < self._flush_interval_s:
+            return
+        self._last_flush = now
         m = self.manifest
         m.summary = summarize(m.results, self._skipped, self._load_failures)
         m.timestamp = _now()
-        m.duration_ms = int((time.monotonic() - self._t0) * 1000)
-        self.store.write_manifest(m)
+        m.duration_ms = int((now - self._t0) * 1000)
+        self.store.write_manifest(m, durable=durable)
 
     def record(self, outcome: JobOutcome) -> RunEntry:
         """Save one job's files, then the manifest: the job is on disk before anything else."""
@@ -169,7 +187,7 @@ class ReportWriter:
         )
         entry.runs = [run if r.run_index == spec.run_index else r for r in entry.runs]
         refresh_pair(entry)
-        self.flush()
+        self.flush(force=False)
         return run
 
     def _run_files(self, outcome: JobOutcome, folder: str) -> dict[str, str]:
@@ -214,7 +232,7 @@ class ReportWriter:
         """Mark the run over and write the final manifest."""
         self.manifest.state = state  # type: ignore[assignment]
         self.manifest.exit_code = exit_code
-        self.flush()
+        self.flush(durable=True)
         return self.manifest
 
 
