@@ -29,6 +29,7 @@ from axis_eval.execute.process import (
     is_subreaper,
     new_run_token,
 )
+from axis_eval.execute.scripted_model import EmbeddedModelServer
 from axis_eval.execute.workspace import PASSTHROUGH, missing_env
 from axis_eval.planning.matrix import Selection, plan
 from axis_eval.planning.models import JobSpec, Plan
@@ -195,7 +196,46 @@ async def run_async(options: RunOptions) -> RunOutcome:
         display.message(f"warning: {line}")
     for line in the_plan.notes:
         display.message(line)
-    adapters = preflight(the_plan, loaded, environ)
+    scripted = _start_model_server(loaded)
+    try:
+        if scripted is not None:
+            required = [n for a in _adapters_needed(the_plan, loaded) for n in a.required_env]
+            environ.update(scripted.environment(required, environ))
+        adapters = preflight(the_plan, loaded, environ)
+        return await _execute(options, the_plan, adapters, environ, display, scripted)
+    finally:
+        if scripted is not None:
+            scripted.stop()
+
+
+def _start_model_server(loaded: LoadedConfig) -> EmbeddedModelServer | None:
+    settings = loaded.config.model_server
+    if settings is None:
+        return None
+    return EmbeddedModelServer(settings, loaded.config_dir)
+
+
+def _adapters_needed(the_plan: Plan, loaded: LoadedConfig) -> list[AgentAdapter[Any]]:
+    custom = resolve_custom(loaded.config, loaded.config_dir, loaded.path)
+    needed = {job.agent.adapter for job in the_plan.jobs}
+    out = []
+    for name in sorted(needed):
+        try:
+            out.append(load_adapter(resolve(name, loaded.config, custom)))
+        except AdapterLoadError:
+            continue  # pre-flight reports it
+    return out
+
+
+async def _execute(
+    options: RunOptions,
+    the_plan: Plan,
+    adapters: dict[str, AgentAdapter[Any]],
+    environ: dict[str, str],
+    display: Display,
+    scripted: EmbeddedModelServer | None,
+) -> RunOutcome:
+    loaded = options.loaded
     token = new_run_token()
     hook_env = _hook_env(environ, loaded)
     error, notes = await _hook(loaded, "beforeAll", hook_env, token)
@@ -230,6 +270,8 @@ async def run_async(options: RunOptions) -> RunOutcome:
         scorer=options.scorer if options.score else None,
         on_phase=display.phase,
         on_tokens=on_tokens,
+        model_server_url=scripted.url if scripted else None,
+        extra_env=scripted.job_env() if scripted else {},
     )
 
     def on_result(outcome: JobOutcome) -> None:
@@ -263,6 +305,9 @@ async def run_async(options: RunOptions) -> RunOutcome:
             become_subreaper(False)  # an API caller's process is left as we found it
         for sig in installed:
             asyncio.get_running_loop().remove_signal_handler(sig)
+    if scripted is not None:
+        writer.manifest.model_server = scripted.summary()
+        writer.store.write_lines("model-server.ndjson", scripted.log_lines())
     return await _finish(writer, loaded, hook_env, token, received, display)
 
 

@@ -57,9 +57,9 @@ async def test_a_session_becomes_a_normalized_transcript(tmp_path: Path) -> None
         "cacheWriteInput": 0,
     }
     assert run["totalCostUsd"] == 0.25 and not run["costEstimated"]
-    # Permission auto-allowed with the allow_always option; the fs handlers served
-    # a write (parents created) and a partial read.
-    assert run["result"] == "Done (permission always; read b)."
+    # Permission auto-allowed once (allow_always would let agents persist a rule in the
+    # workspace); the fs handlers served a write (parents created) and a partial read.
+    assert run["result"] == "Done (permission once; read b)."
     folder = report / run["dir"]
     transcript = read_json(folder / "transcript.json")
     assert transcript["sessionId"] == "sess-1"

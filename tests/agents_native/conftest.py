@@ -91,19 +91,7 @@ def gemini_cli(agents_dir: Path) -> Path:
 
 def shell_tape(command: str, final: str, *, match: str = "Create out.txt") -> dict[str, Any]:
     """A tape: run ``command`` through the agent's shell tool, then answer ``final``."""
-    return {
-        "version": 1,
-        "conversations": [
-            {
-                "name": "shell-then-answer",
-                "match": match,
-                "turns": [
-                    {"text": "I'll run it.", "tool_calls": [{"tool": "shell", "args": {"command": command}}]},
-                    {"text": final},
-                ],
-            }
-        ],
-    }  # fmt: skip
+    return tool_tape("shell", {"command": command}, final, match=match)
 
 
 def tool_tape(tool: str, args: dict[str, Any], final: str, *, match: str) -> dict[str, Any]:
@@ -115,7 +103,7 @@ def tool_tape(tool: str, args: dict[str, Any], final: str, *, match: str) -> dic
                 "name": "tool-then-answer",
                 "match": match,
                 "turns": [
-                    {"text": "Calling the tool.", "tool_calls": [{"tool": tool, "args": args}]},
+                    {"text": "I'll run it.", "tool_calls": [{"tool": tool, "args": args}]},
                     {"text": final},
                 ],
             }
@@ -203,7 +191,11 @@ def read_report(report_dir: Path, exit_code: int) -> RunView:
     folder = results[0].parent
     transcript = json.loads((folder / "transcript.json").read_text())
     raw_file = folder / "raw.ndjson"
-    raw = [json.loads(line) for line in raw_file.read_text().splitlines()] if raw_file.exists() else []
+    raw = (
+        [json.loads(line) for line in raw_file.read_text().splitlines()]
+        if raw_file.exists()
+        else []
+    )
     return RunView(exit_code, report_dir, manifest, run, transcript, raw)
 
 

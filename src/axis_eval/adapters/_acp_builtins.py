@@ -208,7 +208,13 @@ _RECIPES: dict[str, _Recipe] = {
         _opencode_env,
         ("OPENAI_API_KEY",),
         _opencode_prepare,
-        {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_SHARE": "1"},
+        {
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_SHARE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        },
     ),
 }
 

@@ -108,8 +108,13 @@ class _Refused(Exception):
 
 
 def _pick_option(options: list[PermissionOption]) -> PermissionOption | None:
-    """``allow_always``, else ``allow_once``, else the first option."""
-    for kind in ("allow_always", "allow_once"):
+    """``allow_once``, else ``allow_always``, else the first option.
+
+    AXIS picks ``allow_always`` first, but agents persist that choice in the workspace
+    (claude-agent-acp writes ``.claude/settings.local.json``, Qwen Code
+    ``.qwen/settings.json``); granting each call once leaves the workspace to the task.
+    """
+    for kind in ("allow_once", "allow_always"):
         for option in options:
             if option.kind == kind:
                 return option
@@ -300,8 +305,9 @@ class _Session:
         return max(self.acp.estimated_tokens, self.builder.transcript.usage.total)
 
     def count_tokens(self, *, final: bool = False) -> None:
-        if self.acp.usage_update is not None and self.prompt_result is None:
-            self.builder.set_usage(self.acp.usage_update)
+        live_usage = self.acp.turn_usage or self.acp.usage_update
+        if live_usage is not None and self.prompt_result is None:
+            self.builder.set_usage(live_usage)
         on_tokens = self.control.on_tokens
         live = self.live_tokens()
         if on_tokens is None or live <= self.tokens_seen or (self.stop and not final):
@@ -445,7 +451,7 @@ class _Session:
                 usage = prompt_usage(result)
             if usage is not None:
                 return usage
-        return self.acp.usage_update
+        return self.acp.turn_usage or self.acp.usage_update
 
     def _cost(self, usage: TokenUsage) -> None:
         if self.acp.cost_usd is not None:

@@ -107,6 +107,8 @@ class AcpTranscript:
         """The last ``usage_update`` (``used`` as input tokens)."""
         self.cost_usd: float | None = None
         """The last cost a ``usage_update`` reported, in US dollars."""
+        self.turn_usage: TokenUsage | None = None
+        """The sum of per-model-call usage in updates' ``_meta.usage`` (Qwen Code)."""
         self.chars = 0
         self._pending_kind: str | None = None
         self._pending_id: Any = None
@@ -248,6 +250,11 @@ class AcpTranscript:
         """Apply one ``session/update`` payload (its ``update`` object)."""
         if not isinstance(update, dict):
             return
+        meta = update.get("_meta")
+        if isinstance(meta, dict) and isinstance(meta.get("usage"), dict):
+            turn = prompt_usage({"usage": meta["usage"]})
+            if turn is not None:
+                self.turn_usage = turn if self.turn_usage is None else self.turn_usage + turn
         kind = update.get("sessionUpdate")
         if kind == "agent_message_chunk":
             self._chunk("assistant", update)

@@ -53,6 +53,11 @@ def cli() -> None:
 @click.option("--runs", type=int, help="Repeat count for every pair (odd, 1-19).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Jobs at once (default 15).")
 @click.option("--dry-run", is_flag=True, help="Print the jobs in scheduling order; run nothing.")
+@click.option(
+    "--tape",
+    type=click.Path(dir_okay=False),
+    help="Answer from this scripted-model tape instead of real APIs (spends no tokens).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 @click.option("--no-score", is_flag=True, help="Skip judging.")
 @click.option(
@@ -71,6 +76,7 @@ def run_command(
     runs: int | None,
     concurrency: int | None,
     dry_run: bool,
+    tape: str | None,
     as_json: bool,
     no_score: bool,
     grace_seconds: float,
@@ -80,7 +86,10 @@ def run_command(
     from axis_eval import AxisError, Selection, load_config, plan
 
     try:
-        loaded = load_config(config_path, profile=profile)
+        from pathlib import Path
+
+        overrides = {"model_server": {"tape": str(Path(tape).resolve())}} if tape else None
+        loaded = load_config(config_path, profile=profile, overrides=overrides)
         selection = Selection(scenarios=scenarios, agents=agents, runs=runs)
         if dry_run:
             the_plan = plan(loaded, selection)

@@ -160,6 +160,16 @@ class Judging(InputModel):
     """Any server compatible with that API."""
 
 
+class ModelServerSettings(InputModel):
+    """Run the agents against the embedded scripted model server instead of a real API."""
+
+    tape: NonEmptyStr
+    """The tape (YAML or JSON) that scripts the model's answers, relative to the config."""
+    trap_outside_traffic: bool = False
+    """Point HTTPS_PROXY/HTTP_PROXY at the server so every outside connection is refused
+    and recorded in the report (not for agents that proxy loopback traffic, like Qwen Code)."""
+
+
 class DeclarativeAdapter(InputModel):
     """A custom agent described without Python: a command and how to read its output."""
 
@@ -237,6 +247,8 @@ class Config(InputModel):
     skills: list[str] = Field(default_factory=list)
     artifacts: list[NonEmptyStr] = Field(default_factory=list)
     judging: Judging | None = None
+    model_server: ModelServerSettings | None = None
+    """Scripted model answers for every built-in agent: a dry run that spends no tokens."""
     before_all: list[LifecycleAction] = Field(default_factory=list, alias="beforeAll")
     """Run once before any job, in the config directory."""
     after_all: list[LifecycleAction] = Field(default_factory=list, alias="afterAll")

@@ -63,6 +63,8 @@ class JobContext:
     tmp_base: str | None = None
     model_server_url: str | None = None
     """The embedded scripted model server, when the config asks for one."""
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    """Variables every job gets on top of its own (the scripted server's proxy trap)."""
 
 
 def _now() -> str:
@@ -124,6 +126,7 @@ async def _run(
         adapter_env=(*adapter.required_env, *adapter.optional_env),
         isolation=isolation,
     )
+    env.update(ctx.extra_env)
     phase_args: dict[str, Any] = {
         "cwd": dirs.workspace,
         "env": env,

@@ -201,6 +201,8 @@ class ReportManifest(OutputModel):
     scoring_weights: dict[str, float] | None = None
     resolved_config: dict[str, Any] = Field(default_factory=dict)
     """The config in force (profile merged), secrets redacted."""
+    model_server: dict[str, Any] | None = None
+    """The embedded scripted model server, when used: tape, requests, refused connections."""
     before_all_output: str | None = None
     after_all_output: str | None = None
     exit_code: int | None = None
