@@ -16,6 +16,9 @@ import yaml
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
+# Pinned agent CLIs: the project cache `make agents` fills (unless the caller chose another).
+os.environ.setdefault("AXIS_AGENTS_DIR", str(SRC.parent / ".cache" / "agents"))
+
 
 def write_project(
     root: Path,

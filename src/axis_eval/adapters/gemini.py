@@ -161,7 +161,7 @@ def _estimate(state: GeminiState, fallback_model: str | None, usage: TokenUsage)
             if cost is None:
                 return None
             total += cost
-        return round(total, 6)
+        return round(total, 10)
     return prices.estimate_cost(fallback_model, usage)
 
 

@@ -95,4 +95,4 @@ def estimate_cost(model: str | None, usage: TokenUsage) -> float | None:
         + usage.cache_read_input * price.cache_read
         + usage.cache_write_input * write
     ) / 1_000_000
-    return round(total, 6)
+    return round(total, 10)

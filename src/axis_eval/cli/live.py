@@ -124,6 +124,7 @@ class LiveDisplay:
         self.console = Console(stderr=True)
         self.t = _Tracker()
         self.t0 = time.monotonic()
+        self.header = "AXIS"
         self.live = Live(
             console=self.console, refresh_per_second=8, transient=False, get_renderable=self._render
         )
