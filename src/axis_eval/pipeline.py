@@ -15,6 +15,7 @@ from axis_eval._util.redact import Redactor, looks_secret, mcp_secret_values
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.adapters.loader import AdapterLoadError, load_adapter
 from axis_eval.adapters.registry import resolve, resolve_custom
+from axis_eval.adapters.skills import check_sources
 from axis_eval.config.models import LoadedConfig
 from axis_eval.errors import EXIT_SIGINT, EXIT_SIGTERM, AxisError, PreflightError
 from axis_eval.execute.executor import Executor, LocalExecutor, schedule
@@ -83,11 +84,17 @@ def preflight(
     """
     custom = resolve_custom(loaded.config, loaded.config_dir, loaded.path)
     adapters: dict[str, AgentAdapter[Any]] = {}
+    used = {j.agent.name for j in the_plan.jobs}
     for agent in the_plan.agents:
-        if agent.adapter in adapters or not any(j.agent.name == agent.name for j in the_plan.jobs):
+        if agent.adapter in adapters or agent.name not in used:
             continue
+        # The pinned CLI is only needed when some entry of this adapter has no `command`.
+        needs_binary = not all(
+            a.command for a in the_plan.agents if a.adapter == agent.adapter and a.name in used
+        )
         try:
-            adapters[agent.adapter] = load_adapter(resolve(agent.adapter, loaded.config, custom))
+            ref = resolve(agent.adapter, loaded.config, custom)
+            adapters[agent.adapter] = load_adapter(ref, require_binary=needs_binary)
         except AdapterLoadError as exc:
             raise PreflightError(f"agent {agent.name!r}: {exc.message}", hint=exc.hint) from exc
         missing = missing_env(adapters[agent.adapter].required_env, environ)
@@ -98,6 +105,12 @@ def preflight(
                 "which are not set",
                 hint=f"export {missing[0]}=… before `axis run`",
             )
+    problems = check_sources([s for j in the_plan.jobs for s in j.skills], loaded.config_dir)
+    if problems:
+        raise PreflightError(
+            "skills: " + "; ".join(problems),
+            hint="skills are local folders holding a SKILL.md, relative to the config",
+        )
     return adapters
 
 
@@ -221,7 +234,7 @@ def _adapters_needed(the_plan: Plan, loaded: LoadedConfig) -> list[AgentAdapter[
     out = []
     for name in sorted(needed):
         try:
-            out.append(load_adapter(resolve(name, loaded.config, custom)))
+            out.append(load_adapter(resolve(name, loaded.config, custom), require_binary=False))
         except AdapterLoadError:
             continue  # pre-flight reports it
     return out

@@ -145,6 +145,21 @@ def test_declarative_reference() -> None:
     assert load_adapter(CustomAdapterRef(name="decl", declarative=spec)).name == "decl"
 
 
-def test_builtins_are_not_available_yet() -> None:
-    with pytest.raises(AdapterLoadError, match="'codex' is not available in this version yet"):
+def test_builtin_without_its_cli_names_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AXIS_AGENTS_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `codex` on PATH either
+    with pytest.raises(AdapterLoadError) as info:
         load_adapter(BUILTINS["codex"])
+    assert "'codex' agent's CLI" in info.value.message
+    assert "axis agents install codex" in info.value.render()
+
+
+def test_builtin_with_a_command_override_needs_no_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AXIS_AGENTS_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    adapter = load_adapter(BUILTINS["codex"], require_binary=False)
+    assert adapter.name == "codex"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -255,3 +256,38 @@ def test_updates_map_to_entries_in_order() -> None:
     assert (call.name, call.kind, call.output, call.is_error) == ("Read", "read", "no such", True)
     assert acp.usage_update == TokenUsage(input=9)
     assert acp.cost_usd is None  # not in US dollars
+
+
+# -- the documented example ------------------------------------------------------------
+
+
+async def test_the_documented_acp_adapter_loads_and_runs(tmp_path: Path) -> None:
+    from axis_eval.adapters.registry import CustomAdapterRef
+    from axis_eval.adapters.runner import RunControl, run_adapter
+
+    docs = (REPO / "docs" / "acp.md").read_text()
+    block = re.findall(r"```python\n(.*?)```", docs, flags=re.DOTALL)[0]
+    path = tmp_path / "my_acp.py"
+    path.write_text(block)
+    adapter = load_adapter(CustomAdapterRef(name="my-acp", python_file=str(path)))
+    assert isinstance(adapter, AcpAdapter)
+    assert adapter.required_env == ("MY_API_KEY",)
+    assert adapter.isolation_env is not None
+    assert adapter.isolation_env("/w", "/h") == {"MY_CLI_HOME": "/h/.my-cli"}
+
+    work = tmp_path / "work"
+    work.mkdir()
+    fake = [sys.executable, str(Path(__file__).with_name("fake_acp_agent.py"))]
+    inp = AdapterInput(
+        prompt="write it",
+        agent=AgentSpec(name="my-acp", adapter="my-acp", command=fake),
+        workspace=str(work),
+        home=str(tmp_path),
+        env={"PATH": "/usr/bin:/bin"},
+        endpoint="http://127.0.0.1:1",
+        time_limit_s=60,
+    )
+    out = await run_adapter(adapter, inp, RunControl(marker=f"{new_run_token()}/1"))
+    assert not out.failed, out.error
+    assert out.result == "Done (permission once; read b)."
+    assert (work / "out.txt").read_text() == "hi\n"

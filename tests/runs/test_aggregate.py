@@ -13,6 +13,7 @@ from axis_eval.runs.aggregate import (
     representative,
     summarize,
 )
+from axis_eval.scoring.models import ScoreResult
 
 
 def run(index: int, status: str = "completed", score: float | None = None, **kw: Any) -> RunEntry:
@@ -21,8 +22,16 @@ def run(index: int, status: str = "completed", score: float | None = None, **kw:
         status=status,  # type: ignore[arg-type]
         failed=status == "failed",
         dir=f"run-{index}",
-        score=None if score is None else {"axisScore": score, **kw.pop("extra", {})},
+        score=None if score is None else _score(int(score), **kw.pop("extra", {})),
         **kw,
+    )
+
+
+def _score(value: int, withheld: bool = False) -> ScoreResult:
+    if withheld:
+        return ScoreResult(withheld=True, withheld_reason="judge failed")
+    return ScoreResult(
+        axis_score=value, goal_achievement=value, environment=value, service=value, agent=value
     )
 
 

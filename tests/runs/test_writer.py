@@ -172,6 +172,7 @@ def test_layout_single_run_is_flat(tmp_path: Path, make_project: MakeProject) ->
         "artifacts/out/notes.txt",
         "raw.ndjson",
         "result.json",
+        "sparse-index.txt",
         "stderr.log",
         "transcript.json",
     ]
@@ -179,7 +180,10 @@ def test_layout_single_run_is_flat(tmp_path: Path, make_project: MakeProject) ->
     assert result.scenario_key == "cms/post@v"
     assert result.run.status == "completed" and result.run.result == f"answer for {job.id}"
     assert result.spec["scenario"]["key"] == "cms/post@v"
-    assert set(result.files) == {"transcript", "raw", "stderr"}
+    assert set(result.files) == {"transcript", "raw", "stderr", "sparseIndex"}
+    assert (folder / "sparse-index.txt").read_text().startswith(
+        "# Sparse Index: cms/post@v / claude-code|anthropic-claude-3.5-sonnet\n# 0 interactions"
+    )
     notes, huge = result.run.artifacts
     assert notes.content == "hello" and notes.file.endswith("artifacts/out/notes.txt")
     assert huge.file == "" and huge.content is None

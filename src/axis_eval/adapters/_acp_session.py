@@ -1,11 +1,11 @@
 """Run one ACP session: spawn the agent, speak JSON-RPC over its stdio, stop it on limits.
 
-The ``acp`` package (PyPI ``agent-client-protocol``) is the client: it frames and
-correlates requests, validates the typed handshake and prompt calls and routes the agent's
-own requests (permission, file reads and writes) to :class:`_Client`. It runs over
-:class:`_StdioTransport`, a message transport on top of the pipes our process module
-gives us, which also records every message in both directions and feeds
-``session/update`` notifications, in arrival order, to :class:`AcpTranscript`.
+The ``acp`` package (PyPI ``agent-client-protocol``) is the client: it correlates
+requests, validates the typed handshake and prompt calls and routes the agent's own
+requests (permission, file reads and writes) to :class:`AcpClient`. It runs over
+:class:`StdioTransport`, a message transport on the pipes our process module gives us.
+:class:`_Session` sees every message in both directions first: it records them all and
+maps ``session/update`` notifications, in arrival order, into :class:`AcpTranscript`.
 """
 
 from __future__ import annotations
@@ -17,31 +17,16 @@ import math
 import signal
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import acp
-from acp.schema import (
-    AllowedOutcome,
-    ClientCapabilities,
-    DeniedOutcome,
-    EnvVariable,
-    FileSystemCapabilities,
-    HttpHeader,
-    HttpMcpServer,
-    Implementation,
-    McpServerStdio,
-    PermissionOption,
-    ReadTextFileResponse,
-    RequestPermissionResponse,
-    ToolCallUpdate,
-    WriteTextFileResponse,
-)
+from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 from pydantic import ValidationError
 
 from axis_eval._version import __version__
 from axis_eval.adapters import prices
-from axis_eval.adapters._acp_transcript import AcpTranscript, prompt_usage
+from axis_eval.adapters._acp_client import AcpClient, StdioTransport, acp_mcp_servers
+from axis_eval.adapters._acp_transcript import AcpTranscript, model_usage, prompt_usage
 from axis_eval.adapters.base import AdapterConfigError, AdapterInput, resolve_argv_prefix
 from axis_eval.adapters.runner import (
     STDERR_CAP_BYTES,
@@ -49,7 +34,6 @@ from axis_eval.adapters.runner import (
     RunControl,
     time_limit_message,
 )
-from axis_eval.config.actions import McpHttpServer, McpServer
 from axis_eval.execute.process import AgentProcess, ProcessSpec, SpawnFailed, spawn
 from axis_eval.report.models import ErrorKind, TokenUsage
 from axis_eval.transcript.builder import TranscriptBuilder
@@ -84,145 +68,11 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
-def acp_mcp_servers(servers: dict[str, McpServer]) -> list[HttpMcpServer | McpServerStdio]:
-    """MCP servers in ACP's ``session/new`` form: http ``{type, name, url, headers:[{name,
-    value}]}``, stdio ``{name, command, args, env:[{name, value}]}``."""
-    out: list[HttpMcpServer | McpServerStdio] = []
-    for name, server in servers.items():
-        if isinstance(server, McpHttpServer):
-            headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
-            out.append(HttpMcpServer(type="http", name=name, url=server.url, headers=headers))
-        else:
-            env = [EnvVariable(name=k, value=v) for k, v in server.env.items()]
-            out.append(
-                McpServerStdio(name=name, command=server.command, args=list(server.args), env=env)
-            )
-    return out
-
-
 class _Refused(Exception):
     def __init__(self, kind: ErrorKind, message: str) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
-
-
-def _pick_option(options: list[PermissionOption]) -> PermissionOption | None:
-    """``allow_once``, else ``allow_always``, else the first option.
-
-    AXIS picks ``allow_always`` first, but agents persist that choice in the workspace
-    (claude-agent-acp writes ``.claude/settings.local.json``, Qwen Code
-    ``.qwen/settings.json``); granting each call once leaves the workspace to the task.
-    """
-    for kind in ("allow_once", "allow_always"):
-        for option in options:
-            if option.kind == kind:
-                return option
-    return options[0] if options else None
-
-
-class _Client:
-    """The client side of the protocol: grants every permission, reads and writes files."""
-
-    def __init__(self, run: _Session) -> None:
-        self.run = run
-
-    async def request_permission(
-        self,
-        session_id: str,
-        tool_call: ToolCallUpdate,
-        options: list[PermissionOption],
-        **kwargs: Any,
-    ) -> RequestPermissionResponse:
-        pick = _pick_option(options)
-        self.run.permissions += 1
-        if pick is None:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=pick.option_id)
-        )
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        """Unused: updates are read from the raw messages by the transport."""
-
-    async def read_text_file(
-        self,
-        session_id: str,
-        path: str,
-        line: int | None = None,
-        limit: int | None = None,
-        **kwargs: Any,
-    ) -> ReadTextFileResponse:
-        if not Path(path).is_absolute():
-            raise acp.RequestError.invalid_params({"path": path, "details": "not absolute"})
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError as exc:
-            raise acp.RequestError.resource_not_found(path) from exc
-        except OSError as exc:
-            raise acp.RequestError.internal_error({"path": path, "details": str(exc)}) from exc
-        if line is not None or limit is not None:
-            lines = text.splitlines(keepends=True)
-            start = max((line or 1) - 1, 0)
-            end = None if limit is None else start + limit
-            text = "".join(lines[start:end])
-        return ReadTextFileResponse(content=text)
-
-    async def write_text_file(
-        self, session_id: str, path: str, content: str, **kwargs: Any
-    ) -> WriteTextFileResponse:
-        if not Path(path).is_absolute():
-            raise acp.RequestError.invalid_params({"path": path, "details": "not absolute"})
-        try:
-            target = Path(path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
-        except OSError as exc:
-            raise acp.RequestError.internal_error({"path": path, "details": str(exc)}) from exc
-        return WriteTextFileResponse()
-
-
-class _StdioTransport:
-    """An ``acp`` message transport over the agent's stdin and stdout pipes."""
-
-    def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, run: _Session
-    ) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.run = run
-
-    async def send(self, message: dict[str, Any]) -> None:
-        self.run.record("client->agent", message)
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self.writer.write(data.encode("utf-8", "surrogateescape"))
-        await self.writer.drain()
-
-    async def receive(self) -> dict[str, Any] | None:
-        while True:
-            try:
-                line = await self.reader.readline()
-            except ValueError:  # a line longer than the reader's limit: skip it
-                self.run.warn("stdout", "the agent printed a line too long to read; skipped")
-                continue
-            if not line:
-                return None
-            text = line.decode("utf-8", "replace").strip()
-            if not text:
-                continue
-            try:
-                message = json.loads(text)
-            except (ValueError, RecursionError):
-                message = None
-            if not isinstance(message, dict):
-                self.run.non_json(text)
-                continue
-            if self.run.incoming(message):
-                return message
-
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.writer.close()
 
 
 class _Session:
@@ -248,7 +98,6 @@ class _Session:
         self.methods: dict[Any, str] = {}  # our request ids → method
         self.results: dict[str, Any] = {}  # method → raw result
         self.agent_info: dict[str, Any] = {}
-        self.permissions = 0
         self.step = "initialize"
         self.failure: str | None = None
         self.disconnected = False
@@ -364,6 +213,8 @@ class _Session:
                 self.failure = f"ACP {self.step}: the agent's answer is malformed: {exc}"[:500]
         except (ConnectionError, OSError):
             self.disconnected = True
+        except Exception as exc:  # anything else the library raises ends the session
+            self.failure = f"ACP {self.step} failed: {_describe(exc)}"
 
     def _raw_result(self, method: str) -> dict[str, Any]:
         raw = self.results.get(method)
@@ -380,8 +231,8 @@ class _Session:
         """Talk to the agent until the prompt returns or the run must stop; then stop it."""
         assert proc.stdin is not None
         stderr_task = asyncio.ensure_future(self.read_stderr(proc.stderr))
-        client = cast(acp.Client, _Client(self))  # implements the handlers it needs
-        conn = acp.connect_to_agent(client, _StdioTransport(proc.stdout, proc.stdin, self))
+        client = cast(acp.Client, AcpClient())  # implements the handlers it needs
+        conn = acp.connect_to_agent(client, StdioTransport(proc.stdout, proc.stdin, self))
         talk = asyncio.ensure_future(self.converse(conn))
         exited = asyncio.ensure_future(proc.wait())
         cancelled = asyncio.ensure_future(self.control.cancel.wait())
@@ -459,7 +310,7 @@ class _Session:
             return
         if usage.total == 0:
             return
-        per_model = _model_usage(self.prompt_result)
+        per_model = model_usage(self.prompt_result)
         if per_model and not self.inp.agent.model:
             costs = [prices.estimate_cost(model, part) for model, part in per_model]
             estimate = None if None in costs else round(sum(c for c in costs if c), 6)
@@ -552,20 +403,6 @@ class _Session:
         return self.output(transcript, "", None, None, message, kind, True)
 
 
-def _model_usage(result: dict[str, Any] | None) -> list[tuple[str, TokenUsage]]:
-    """Gemini's per-model usage: ``_meta.quota.model_usage[{model, token_count}]``."""
-    meta = result.get("_meta") if isinstance(result, dict) else None
-    quota = meta.get("quota") if isinstance(meta, dict) else None
-    items = quota.get("model_usage") if isinstance(quota, dict) else None
-    out: list[tuple[str, TokenUsage]] = []
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("model"), str):
-            usage = prompt_usage({"_meta": {"quota": {"token_count": item.get("token_count")}}})
-            if usage is not None and usage.total:
-                out.append((item["model"], usage))
-    return out
-
-
 def _stderr_tail(stderr: str) -> str | None:
     lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
     picked: list[str] = []
@@ -600,10 +437,6 @@ async def run_acp_session(
             if not isinstance(args, list | tuple) or not all(isinstance(a, str) for a in args):
                 raise AdapterConfigError(f"{name}: build_args must return a list of strings")
             argv += list(args)
-            env = dict(inp.env)
-            if adapter.spawn_env is not None:
-                extra = adapter.spawn_env(inp)
-                env.update({str(k): str(v) for k, v in extra.items()})
         except AdapterConfigError as exc:
             raise _Refused("spawn", exc.message) from exc
         except Exception as exc:
@@ -615,6 +448,13 @@ async def run_acp_session(
                 adapter.prepare(inp)
             except Exception as exc:
                 raise _Refused("setup", f"{name}: prepare raised {_describe(exc)}") from exc
+        env = dict(inp.env)  # after prepare, which may add to it (as with the runner)
+        if adapter.spawn_env is not None:
+            try:
+                extra = adapter.spawn_env(inp)
+                env.update({str(k): str(v) for k, v in extra.items()})
+            except Exception as exc:
+                raise _Refused("setup", f"{name}: env raised {_describe(exc)}") from exc
         spec = ProcessSpec(argv, inp.workspace, env, control.marker, stdin_pipe=True)
         try:
             proc = await spawn(spec)

@@ -16,7 +16,7 @@ from axis_eval.report.models import TokenUsage
 from axis_eval.transcript.builder import TranscriptBuilder
 from axis_eval.transcript.models import ToolCall
 
-__all__ = ["AcpTranscript", "content_text", "prompt_usage"]
+__all__ = ["AcpTranscript", "content_text", "model_usage", "prompt_usage"]
 
 _CLOSED = ("completed", "failed")
 
@@ -90,6 +90,20 @@ def prompt_usage(result: Any) -> TokenUsage | None:
             input=_int(count.get("input_tokens")), output=_int(count.get("output_tokens"))
         )
     return None
+
+
+def model_usage(result: dict[str, Any] | None) -> list[tuple[str, TokenUsage]]:
+    """Gemini's per-model usage: ``_meta.quota.model_usage[{model, token_count}]``."""
+    meta = result.get("_meta") if isinstance(result, dict) else None
+    quota = meta.get("quota") if isinstance(meta, dict) else None
+    items = quota.get("model_usage") if isinstance(quota, dict) else None
+    out: list[tuple[str, TokenUsage]] = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("model"), str):
+            usage = prompt_usage({"_meta": {"quota": {"token_count": item.get("token_count")}}})
+            if usage is not None and usage.total:
+                out.append((item["model"], usage))
+    return out
 
 
 def _meaningful(value: Any) -> bool:

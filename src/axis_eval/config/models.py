@@ -20,6 +20,10 @@ from axis_eval.config.scenario import ScenarioInput
 
 DEFAULT_CONCURRENCY = 15
 DEFAULT_SCENARIO_MINUTES = 15.0
+DEFAULT_JUDGE_CONCURRENCY = 8
+DEFAULT_JUDGE_CONTEXT_TOKENS = 150_000
+DEFAULT_JUDGE_TIMEOUT_S = 300.0
+DEFAULT_JUDGE_ATTEMPTS = 6
 DEFAULT_WEIGHTS = {"goal_achievement": 0.4, "environment": 0.2, "service": 0.2, "agent": 0.2}
 
 
@@ -158,6 +162,20 @@ class Judging(InputModel):
     """API judge, ``anthropic:<model>`` or ``openai:<model>``."""
     base_url: NonEmptyStr | None = None
     """Any server compatible with that API."""
+    api_key_env: NonEmptyStr | None = None
+    """The variable holding the API judge's key; default ``ANTHROPIC_API_KEY`` or
+    ``OPENAI_API_KEY`` by provider."""
+    concurrency: int = Field(default=DEFAULT_JUDGE_CONCURRENCY, gt=0, strict=True)
+    """Judge calls at once, shared by all jobs; lowered while the API answers 429 and
+    raised back after successes."""
+    context_tokens: int = Field(default=DEFAULT_JUDGE_CONTEXT_TOKENS, ge=4000, strict=True)
+    """The judge's context budget (tokens counted as characters / 4); longer transcripts
+    are judged in chunks that each carry the sparse index."""
+    timeout_seconds: float = Field(default=DEFAULT_JUDGE_TIMEOUT_S, gt=0)
+    """One API judge call's time limit (timeouts are retried); an agent judge's whole run."""
+    max_attempts: int = Field(default=DEFAULT_JUDGE_ATTEMPTS, ge=1, le=20, strict=True)
+    """Tries per call on 429, 5xx, timeouts and connection errors before the score is
+    withheld."""
 
 
 class ModelServerSettings(InputModel):

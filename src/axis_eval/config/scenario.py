@@ -27,6 +27,9 @@ class JudgeCheck(InputModel):
     """What the judge verifies, in plain words."""
     weight: float | None = Field(default=None, ge=0)
     """Relative weight; unweighted checks share what the weighted ones leave of 1."""
+    run: NonEmptyStr | None = None
+    """A deterministic check instead of a judged one: a shell command run in the workspace
+    after the agent finishes (before artifacts and judges); exit 0 scores 10, else 0."""
 
 
 def _judge_tag(value: Any) -> str | None:
@@ -163,6 +166,8 @@ class ResolvedCheck(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     check: str
     weight: float
+    run: str | None = None
+    """The shell command of a deterministic check; None for a judged check."""
 
 
 class Scenario(BaseModel):
@@ -203,7 +208,9 @@ def resolve_weights(judge: str | list[JudgeCheck]) -> str | list[ResolvedCheck]:
     unweighted = [c for c in judge if c.weight is None]
     share = max(0.0, 1.0 - explicit) / len(unweighted) if unweighted else 0.0
     return [
-        ResolvedCheck(check=c.check, weight=c.weight if c.weight is not None else share)
+        ResolvedCheck(
+            check=c.check, weight=c.weight if c.weight is not None else share, run=c.run
+        )
         for c in judge
     ]
 

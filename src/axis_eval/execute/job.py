@@ -194,7 +194,7 @@ async def _spawn(
         agent=spec.agent,
         workspace=str(dirs.workspace),
         home=str(dirs.home),
-        env=env,
+        env=dict(env),  # the adapter's prepare may add to it; teardown keeps the job's own
         mcp_servers=dict(spec.mcp_servers),
         skills=list(spec.skills),
         time_limit_s=spec.time_limit_s,

@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from axis_eval.scoring.models import ScoreResult
+
 SCHEMA_VERSION = 1
 AXIS_MANIFEST_VERSION = "0.1.0"
 
@@ -96,8 +98,9 @@ class RunEntry(OutputModel):
     setup_output: str | None = None
     """Notes the setup actions wrote to ``$AXIS_OUTPUT`` (never shown to the agent)."""
     teardown_output: str | None = None
-    score: dict[str, Any] | None = None
-    """The scoring result; absent until scored (or with ``--no-score``)."""
+    score: ScoreResult | None = None
+    """The AXIS Result; absent until scored (or with ``--no-score``); ``withheld`` when the
+    judge failed for good."""
     warnings: list[str] = Field(default_factory=list)
     """What went oddly without failing the run (e.g. stdout lines that were not JSON)."""
 
@@ -130,7 +133,8 @@ class PairEntry(OutputModel):
     error: str | None = None
     token_usage: TokenUsage | None = None
     total_cost_usd: float | None = None
-    score: dict[str, Any] | None = None
+    score: ScoreResult | None = None
+    """The representative run's score."""
     file: str | None = None
     """The representative run's ``result.json``, relative to the report folder."""
     dir: str

@@ -120,6 +120,22 @@ def _status(entry: PairEntry) -> str:
     return marks[entry.status]
 
 
+def _score_cells(entry: PairEntry) -> list[str]:
+    score = entry.score
+    if score is None:
+        return ["-"] * 5
+    if score.withheld:
+        return ["withheld", "-", "-", "-", "-"]
+    values = (
+        score.axis_score,
+        score.goal_achievement,
+        score.environment,
+        score.service,
+        score.agent,
+    )
+    return ["-" if v is None else str(v) for v in values]
+
+
 def render_report_detail(m: ReportManifest) -> str:
     """``axis reports ID``: the header and one row per pair."""
     s = m.summary
@@ -142,28 +158,30 @@ def render_report_detail(m: ReportManifest) -> str:
     if s.average_axis_score is not None:
         lines.append(f"  AXIS Result: {s.average_axis_score:g} / 100 (average)")
     lines.append("")
+    scored = any(e.score is not None for e in m.results)
     rows = []
     for e in m.results:
         agent = e.agent_name + (f" @{e.variant}" if e.variant else "")
         tokens = f"{e.token_usage.total:,}" if e.token_usage else "-"
         runs = f"{sum(r.status == 'completed' for r in e.runs)}/{e.run_count}"
-        rows.append(
-            [
-                e.base_key,
-                agent,
-                _status(e),
-                runs,
-                _duration(e.duration_ms),
-                tokens,
-                _cost(e.total_cost_usd),
-            ]
-        )
-    table = _table(["Scenario", "Agent", "Status", "runs", "Duration", "tokens", "Cost"], rows)
+        row = [e.base_key, agent, _status(e), runs]
+        if scored:
+            row += _score_cells(e)
+        row += [_duration(e.duration_ms), tokens, _cost(e.total_cost_usd)]
+        rows.append(row)
+    headers = ["Scenario", "Agent", "Status", "runs"]
+    if scored:
+        headers += ["AXIS", "Goal", "Env", "Svc", "Agent"]
+    table = _table([*headers, "Duration", "tokens", "Cost"], rows)
     lines += table[:2]
     for entry, row_line in zip(m.results, table[2:], strict=True):
         lines.append(row_line)
         if entry.error:
             lines.append(f"    ↳ {entry.error.splitlines()[0][:120]}")
+        elif entry.score is not None and entry.score.withheld:
+            lines.append(f"    ↳ score withheld: {(entry.score.withheld_reason or '')[:120]}")
+        elif entry.score is not None and entry.score.insights:
+            lines.append(f"    ↳ {'  |  '.join(entry.score.insights)}")
     if m.load_failures:
         lines += ["", f"Failed to load ({len(m.load_failures)}):"]
         lines += [f"  {f.path}: {f.error}" for f in m.load_failures]

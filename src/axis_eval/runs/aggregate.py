@@ -9,18 +9,19 @@ from axis_eval.report.models import JobStatus, PairEntry, Reliability, RunEntry,
 
 
 def composite(run: RunEntry) -> float | None:
-    """A run's composite score, when it was scored and not withheld."""
-    if run.status != "completed" or not run.score or run.score.get("withheld"):
+    """A run's composite score, when it completed, was scored and was not withheld."""
+    score = run.score
+    if run.status != "completed" or score is None or score.withheld:
         return None
-    value = run.score.get("axisScore")
-    return float(value) if isinstance(value, int | float) else None
+    return None if score.axis_score is None else float(score.axis_score)
 
 
 def representative(runs: Sequence[RunEntry]) -> RunEntry | None:
     """The successful run whose composite is nearest the median; ties to the lowest index.
 
-    Without scores (``--no-score``, or before scoring exists) it is the lowest-index
-    completed run. Failed and cancelled runs are never candidates.
+    Without scores (``--no-score``, or every score withheld) it is the lowest-index
+    completed run. Failed and cancelled runs are never candidates, and neither are runs
+    whose score was withheld while others have one.
     """
     scored = [(r, c) for r in runs if (c := composite(r)) is not None]
     if scored:
@@ -41,7 +42,7 @@ def pair_status(runs: Sequence[RunEntry]) -> JobStatus:
 
 def reliability(runs: Sequence[RunEntry]) -> Reliability:
     """Succeeded / total, where withheld scores leave the denominator."""
-    withheld = sum(1 for r in runs if r.score and r.score.get("withheld"))
+    withheld = sum(1 for r in runs if r.score is not None and r.score.withheld)
     finished = [r for r in runs if r.status != "cancelled"]
     succeeded = sum(1 for r in finished if r.status == "completed") - withheld
     return Reliability(

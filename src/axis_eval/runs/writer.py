@@ -28,6 +28,8 @@ from axis_eval.report.models import (
 )
 from axis_eval.runs.aggregate import refresh_pair, summarize
 from axis_eval.runs.store import ReportStore, pair_dir, run_dir
+from axis_eval.scoring.models import ScoreResult
+from axis_eval.transcript.sparse_index import build_sparse_index
 
 INLINE_TEXT_BYTES = 64 * 1024
 """Text artifacts up to this size are also inlined in the manifest; larger ones are linked."""
@@ -169,10 +171,16 @@ class ReportWriter:
             artifacts=self._artifacts(outcome, folder),
             setup_output=outcome.setup_output,
             teardown_output=outcome.teardown_output,
-            score=outcome.score,
+            score=_score(outcome.score),
             warnings=outcome.warnings,
         )
         files = self._run_files(outcome, folder)
+        if outcome.transcript is not None:
+            index = build_sparse_index(
+                outcome.transcript, scenario_key=spec.scenario.key, agent_name=spec.agent.name
+            )
+            self.store.write_text(f"{folder}/sparse-index.txt", index.render())
+            files["sparseIndex"] = f"{folder}/sparse-index.txt"
         self.store.write_json(
             f"{folder}/result.json",
             RunResult(
@@ -234,6 +242,13 @@ class ReportWriter:
         self.manifest.exit_code = exit_code
         self.flush(durable=True)
         return self.manifest
+
+
+def _score(score: ScoreResult | dict[str, Any] | None) -> ScoreResult | None:
+    """The typed score (the scorer seam may still hand over a plain dict)."""
+    if score is None or isinstance(score, ScoreResult):
+        return score
+    return ScoreResult.model_validate(score)
 
 
 def _is_ndjson(lines: list[str]) -> bool:

@@ -1,0 +1,181 @@
+"""The client side of an ACP session: permissions, file access, and the stdio transport.
+
+:class:`AcpClient` is what the ``acp`` package calls for the agent's own requests: it
+grants every permission and reads and writes files. :class:`StdioTransport` carries
+JSON-RPC messages over the pipes :mod:`axis_eval.execute.process` gives us; every message
+goes through a :class:`MessageSink` first (the session records it and maps its updates).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+import acp
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    EnvVariable,
+    HttpHeader,
+    HttpMcpServer,
+    McpServerStdio,
+    PermissionOption,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+    WriteTextFileResponse,
+)
+
+from axis_eval.config.actions import McpHttpServer, McpServer
+
+__all__ = ["AcpClient", "MessageSink", "StdioTransport", "acp_mcp_servers", "pick_option"]
+
+
+class MessageSink(Protocol):
+    """Where the transport reports what goes over the wire."""
+
+    def record(self, direction: str, message: dict[str, Any]) -> None:
+        """A message sent to the agent (``client->agent``)."""
+
+    def incoming(self, message: dict[str, Any]) -> bool:
+        """A message from the agent; False when the ``acp`` package need not see it."""
+
+    def non_json(self, text: str) -> None:
+        """A stdout line that is not a JSON-RPC message."""
+
+    def warn(self, key: str, message: str) -> None:
+        """Something odd that does not end the session."""
+
+
+def acp_mcp_servers(servers: Mapping[str, McpServer]) -> list[HttpMcpServer | McpServerStdio]:
+    """MCP servers in ACP's ``session/new`` form: http ``{type, name, url, headers:[{name,
+    value}]}``, stdio ``{name, command, args, env:[{name, value}]}``."""
+    out: list[HttpMcpServer | McpServerStdio] = []
+    for name, server in servers.items():
+        if isinstance(server, McpHttpServer):
+            headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
+            out.append(HttpMcpServer(type="http", name=name, url=server.url, headers=headers))
+        else:
+            env = [EnvVariable(name=k, value=v) for k, v in server.env.items()]
+            out.append(
+                McpServerStdio(name=name, command=server.command, args=list(server.args), env=env)
+            )
+    return out
+
+
+def pick_option(options: list[PermissionOption]) -> PermissionOption | None:
+    """``allow_once``, else ``allow_always``, else the first option.
+
+    AXIS picks ``allow_always`` first, but agents persist that choice in the workspace
+    (claude-agent-acp writes ``.claude/settings.local.json``, Qwen Code
+    ``.qwen/settings.json``); granting each call once leaves the workspace to the task.
+    """
+    for kind in ("allow_once", "allow_always"):
+        for option in options:
+            if option.kind == kind:
+                return option
+    return options[0] if options else None
+
+
+class AcpClient:
+    """The client side of the protocol: grants every permission, reads and writes files."""
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        **kwargs: Any,
+    ) -> RequestPermissionResponse:
+        pick = pick_option(options)
+        if pick is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=pick.option_id)
+        )
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        """Unused: updates are read from the raw messages by the transport."""
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        if not Path(path).is_absolute():
+            raise acp.RequestError.invalid_params({"path": path, "details": "not absolute"})
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError as exc:
+            raise acp.RequestError.resource_not_found(path) from exc
+        except OSError as exc:
+            raise acp.RequestError.internal_error({"path": path, "details": str(exc)}) from exc
+        if line is not None or limit is not None:
+            lines = text.splitlines(keepends=True)
+            start = max((line or 1) - 1, 0)
+            end = None if limit is None else start + limit
+            text = "".join(lines[start:end])
+        return ReadTextFileResponse(content=text)
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        if not Path(path).is_absolute():
+            raise acp.RequestError.invalid_params({"path": path, "details": "not absolute"})
+        try:
+            target = Path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+        except OSError as exc:
+            raise acp.RequestError.internal_error({"path": path, "details": str(exc)}) from exc
+        return WriteTextFileResponse()
+
+
+class StdioTransport:
+    """An ``acp`` message transport (newline-delimited JSON) over the agent's stdio pipes."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, sink: MessageSink
+    ) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.sink = sink
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.sink.record("client->agent", message)
+        data = json.dumps(message, separators=(",", ":")) + "\n"  # ASCII: always encodable
+        self.writer.write(data.encode("ascii"))
+        await self.writer.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            try:
+                line = await self.reader.readline()
+            except ValueError:  # a line longer than the reader's limit: skip it
+                self.sink.warn("stdout", "the agent printed a line too long to read; skipped")
+                continue
+            if not line:
+                return None
+            text = line.decode("utf-8", "replace").strip()
+            if not text:
+                continue
+            try:
+                message = json.loads(text)
+            except (ValueError, RecursionError):
+                message = None
+            if not isinstance(message, dict):
+                self.sink.non_json(text)
+                continue
+            if self.sink.incoming(message):
+                return message
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.writer.close()
