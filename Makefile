@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 # Pinned agent CLIs live in a project cache, never in a global npm prefix.
 export AXIS_AGENTS_DIR ?= $(CURDIR)/.cache/agents
-AGENTS := claude-code codex gemini claude-sdk
+AGENTS := claude-code codex gemini claude-sdk qwen-code opencode
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
@@ -26,7 +26,9 @@ install: $(STAMP)
 agents: $(STAMP)
 	$(BIN)/axis agents install $(AGENTS) || echo "warning: agent CLIs not installed; their tests will skip (or fail under CI=true)"
 
-demo: $(STAMP)
+# The demo runs the real Claude Code and Codex CLIs (pinned) against the embedded
+# scripted model server: offline, no API key.
+demo: $(STAMP) agents
 	cd examples/quickstart && ../../$(BIN)/axis run
 
 lint: $(STAMP)

@@ -66,10 +66,9 @@ class Expect:
 EXPECT = {
     "claude-sdk": Expect("ANTHROPIC_API_KEY"),
     "gemini-acp": Expect("GEMINI_API_KEY", output=None),
-    "qwen-code": Expect("OPENAI_API_KEY", required=False, trap=False),
+    "qwen-code": Expect("OPENAI_API_KEY", trap=False),
     "opencode": Expect(
         "OPENAI_API_KEY",
-        required=False,
         exact_tokens=False,  # its session/prompt usage is the last model call's
         outside=("registry.npmjs.org",),  # the provider package; harmless when blocked
     ),

@@ -70,7 +70,8 @@ def scenario(**fields: Any) -> dict[str, Any]:
 
 def base_environ(**extra: str) -> dict[str, str]:
     """A small parent environment for a run (what a shell would give, plus ``extra``)."""
-    env = {k: os.environ[k] for k in ("PATH", "USER", "SHELL", "LANG", "TERM") if k in os.environ}
+    names = ("PATH", "USER", "SHELL", "LANG", "TERM", "AXIS_AGENTS_DIR", "CI")
+    env = {k: os.environ[k] for k in names if k in os.environ}
     env.setdefault("PATH", os.defpath)
     env.update(extra)
     return env

@@ -124,10 +124,15 @@ def test_a_python_adapter_with_a_missing_attribute_fails_preflight(tmp_path: Pat
     assert not (root / ".axis").exists()
 
 
-def test_the_quickstart_example(tmp_path: Path) -> None:
+def _copy_quickstart(tmp_path: Path) -> Path:
     root = tmp_path / "quickstart"
     shutil.copytree(REPO / "examples" / "quickstart", root, ignore=shutil.ignore_patterns(".axis"))
-    done = run_cli(root, env=cli_env())
+    return root
+
+
+def test_the_quickstart_example_toy_agent(tmp_path: Path) -> None:
+    root = _copy_quickstart(tmp_path)
+    done = run_cli(root, "-a", "toy", env=cli_env())
     assert done.exit_code == 0, done.stderr
     assert "Discovered 3 scenarios across 1 agent" in done.stderr
     report = only_report(root)
@@ -152,6 +157,36 @@ def test_the_quickstart_example(tmp_path: Path) -> None:
     assert greeting["content"].endswith("Nice to meet you.\n")
     # The example folder itself stays clean: the report went to the copy.
     assert not (tmp_path / ".axis").exists()
+
+
+def test_the_demo_real_clis_against_the_scripted_model(tmp_path: Path) -> None:
+    """`make demo`: the real Claude Code and Codex CLIs, offline, answering from the tape."""
+    import os
+
+    import pytest
+
+    from axis_eval.adapters.install import install_command, installed_binary
+
+    missing = [n for n in ("claude-code", "codex") if installed_binary(n) is None]
+    if missing:
+        reason = f"agent CLIs not installed: {missing}; run `{install_command(missing)}`"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    root = _copy_quickstart(tmp_path)
+    done = run_cli(root, env=cli_env(), timeout=180)
+    assert done.exit_code == 0, done.stderr
+    manifest = read_json(only_report(root) / "report.json")
+    assert manifest["summary"]["completed"] == 9
+    assert manifest["modelServer"]["connectAttempts"] == []  # nothing left the machine
+    assert manifest["modelServer"]["unmatchedRequests"] == 0
+    for pair in manifest["results"]:
+        run = pair["runs"][0]
+        assert run["status"] == "completed", pair
+        if pair["agent"] != "toy":
+            assert run["agentVersion"], pair  # the exact CLI version is recorded
+        if pair["scenarioKey"] == "hello-world":
+            assert [a["content"] for a in run["artifacts"]] == ["Hello, World!\n"], pair
 
 
 async def test_api_run_leaves_the_caller_as_it_found_it(tmp_path: Path) -> None:

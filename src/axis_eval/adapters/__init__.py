@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         StreamContext,
         create_agent_adapter,
     )
+    from axis_eval.adapters.acp import create_acp_adapter
     from axis_eval.report.models import TokenUsage
 
 _EXPORTS = {
@@ -31,6 +32,7 @@ _EXPORTS = {
     "ResultContext": "axis_eval.adapters.base",
     "StreamContext": "axis_eval.adapters.base",
     "TokenUsage": "axis_eval.report.models",
+    "create_acp_adapter": "axis_eval.adapters.acp",
     "create_agent_adapter": "axis_eval.adapters.base",
 }
 
@@ -43,6 +45,7 @@ __all__ = [
     "ResultContext",
     "StreamContext",
     "TokenUsage",
+    "create_acp_adapter",
     "create_agent_adapter",
 ]
 

@@ -13,7 +13,7 @@ Per agent (static values in ``isolation_env``; values from the agent entry at sp
   statistics and updates off; no upward context scan), empty system settings files,
   ``GEMINI_CLI_TRUST_WORKSPACE=true``, ``GOOGLE_GEMINI_BASE_URL`` = ``endpoint``. MCP
   servers travel in ``session/new``. Skills go to ``$GEMINI_CLI_HOME/.gemini/skills``.
-* ``qwen-code`` (``qwen --experimental-acp``): ``settings.json`` like Gemini's (auth
+* ``qwen-code`` (``qwen --acp``): ``settings.json`` like Gemini's (auth
   ``openai``), ``OPENAI_BASE_URL`` = ``endpoint`` + ``/v1``.
 * ``opencode`` (``opencode acp``): ``XDG_*`` under HOME, updates and sharing off; with an
   ``endpoint``, an ``OPENCODE_CONFIG`` file naming an OpenAI-compatible provider there.

@@ -89,7 +89,7 @@ BUILTINS: dict[str, BuiltinAgent] = {
         BuiltinAgent(
             "qwen-code",
             "acp",
-            ("qwen", "--experimental-acp"),
+            ("qwen", "--acp"),
             (),
             "@qwen-code/qwen-code",
             {"QWEN_CODE_HOME": "{home}/.qwen", "QWEN_TELEMETRY_ENABLED": "false"},

@@ -97,7 +97,9 @@ def load_builtin(ref: BuiltinAgent, *, require_binary: bool = True) -> AgentAdap
                 raise AdapterLoadError(
                     f"the ACP built-in agent {ref.name!r} is not available yet"
                 ) from exc
-            return cast(AgentAdapter[Any], acp.builtin_acp_adapter(ref))
+            return cast(
+                AgentAdapter[Any], acp.builtin_acp_adapter(ref, require_binary=require_binary)
+            )
     except PreflightError as exc:
         raise AdapterLoadError(exc.message, hint=exc.hint) from exc
     raise AdapterLoadError(f"the built-in agent {ref.name!r} is not available in this version yet")

@@ -78,6 +78,8 @@ ENVIRONMENT_MCP_SERVERS = frozenset(
 )
 """MCP servers whose tools operate on the local machine: environment, not service."""
 
+_SHELL_MCP_SERVERS = frozenset({"shell", "terminal", "desktop-commander", "desktop_commander"})
+
 ALIASES: dict[str, str] = {
     # shells
     "run_shell_command": "shell",  # Gemini, Qwen
@@ -158,7 +160,7 @@ AGENT_PATH_MARKERS = (
 
 _URL = re.compile(r"https?://[^\s\"'<>)\]},]+", re.IGNORECASE)
 _NETWORK_COMMAND = re.compile(
-    r"(?:^|[\s;&|(`$])(?:curl|wget|http|https|xh|httpie|nc|ssh|scp|rsync|ftp)(?=\s|$)",
+    r"(?:^|[\s;&|(`$\"'])(?:curl|wget|http|https|xh|httpie|nc|ssh|scp|rsync|ftp)(?=\s|$)",
     re.IGNORECASE,
 )
 
@@ -236,11 +238,13 @@ def categorize(name: str | None, tool_input: Any = None, kind: str | None = None
     raw = (name or "").strip()
     canonical = normalize_tool_name(raw, kind)
     text = _input_text(tool_input)
+    if raw and is_title(raw):
+        text = f"{raw} {text}"  # an ACP title says what the call did
     mcp = _mcp_parts(canonical)
     if mcp is not None:
         server, tool = mcp
         if server in ENVIRONMENT_MCP_SERVERS:
-            shell = ALIASES.get(tool, tool) in SHELL_TOOLS
+            shell = server in _SHELL_MCP_SERVERS or ALIASES.get(tool, tool) in SHELL_TOOLS
             return _refine_environment(text, shell=shell)
         return ["service"]
     if raw and is_title(raw) and canonical == raw.lower():
@@ -248,7 +252,6 @@ def categorize(name: str | None, tool_input: Any = None, kind: str | None = None
         first = raw.split()[0].strip("`'\"").lower() if raw.split() else ""
         if _category_of(ALIASES.get(first, first)) is not None:
             canonical = ALIASES.get(first, first)
-            text = f"{raw} {text}"
     category = _category_of(canonical)
     if category is None:
         category = ACP_KINDS.get((kind or "").strip().lower())

@@ -105,7 +105,7 @@ class Interaction(OutputModel):
         )
         sizes = f"in {format_bytes(self.input_bytes)} out {format_bytes(self.output_bytes)}"
         outcome = "error" if self.is_error else "ok"
-        head = f"#{self.id:<4} {cats:<9} {tool:<15} {self.detail}".rstrip()
+        head = f"{'#' + str(self.id):<5}{cats:<10}{tool:<16}{self.detail}".rstrip()
         return f"{head} | {timing} | {sizes} | {outcome}"
 
 
@@ -272,8 +272,11 @@ def describe_input(tool_input: Any) -> str:
                 return _cut(_one_line(text), DETAIL_CHARS)
         parts = [
             f"{k}: {_value_text(v)}"
+            if isinstance(v, str | int | float | bool)
+            else f"{k}: {len(v)} item{'s' if len(v) != 1 else ''}"
             for k, v in tool_input.items()
-            if isinstance(v, str | int | float | bool) and _value_text(v)
+            if (isinstance(v, str | int | float | bool) and _value_text(v))
+            or (isinstance(v, list | dict) and v)
         ]
         return _cut(_one_line(", ".join(parts)), DETAIL_CHARS)
     return _cut(_one_line(_json(tool_input)), DETAIL_CHARS)
