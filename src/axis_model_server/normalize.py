@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ __all__ = [
     "ModelRequest",
     "OfferedTool",
     "canonical_json",
+    "deferred_namespaces",
     "parse_anthropic",
     "parse_chat",
     "parse_gemini",
@@ -61,16 +63,41 @@ class Entry:
         return {"role": self.role, "text": self.text}
 
 
+DEFAULT_NAMESPACE = "functions"
+"""The Responses namespace that holds ordinary tools (Codex's ``additional_tools`` wrap
+them in it); its tools are called by their bare names."""
+
+
+def qualified_name(namespace: str | None, name: str) -> str:
+    """A namespaced tool's full name: ``mcp__fake`` + ``echo`` is ``mcp__fake__echo``.
+
+    Tools of no namespace or of the default ``functions`` namespace keep their name.
+    """
+    if not namespace or namespace == DEFAULT_NAMESPACE or name.startswith(namespace + "__"):
+        return name
+    return f"{namespace}__{name}"
+
+
 @dataclass(frozen=True)
 class OfferedTool:
     """A tool the requesting agent offers to the model."""
 
     name: str
+    """The tool's own name (inside its namespace, if any)."""
     kind: str = "function"
     """``function``, ``custom`` (freeform text input, e.g. Codex's ``apply_patch``),
     ``local_shell``, or another provider tool type."""
     description: str = ""
     schema: dict[str, Any] | None = None
+    namespace: str | None = None
+    """The Responses ``namespace`` tool holding this one (Codex puts each MCP server's tools
+    in ``mcp__<server>``); a call must name it. None for top-level tools and for the
+    default ``functions`` namespace."""
+
+    @property
+    def full_name(self) -> str:
+        """The name tapes use: ``mcp__fake__echo`` for ``echo`` in ``mcp__fake``."""
+        return qualified_name(self.namespace, self.name)
 
     @property
     def properties(self) -> dict[str, Any]:
@@ -83,7 +110,11 @@ class OfferedTool:
         return [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
 
     def canonical(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "parameters": self.schema}
+        return {
+            "name": self.full_name,
+            "description": self.description,
+            "parameters": self.schema,
+        }
 
 
 @dataclass
@@ -99,6 +130,9 @@ class ModelRequest:
     json_schema: dict[str, Any] | None = None
     """The schema of a structured-output request (``{"type": "object"}`` for any object)."""
     max_tokens: int | None = None
+    deferred: list[str] = field(default_factory=list)
+    """Tool namespaces the agent lists but does not send yet (Codex defers MCP servers'
+    tools behind ``tool_search`` or its ``exec`` tool and names them in a ``<tools>`` text)."""
 
     def add_text(self, role: Role, text: Any) -> None:
         if isinstance(text, str) and text:
@@ -174,7 +208,8 @@ class ModelRequest:
         return ""
 
     def find_tool(self, name: str) -> OfferedTool | None:
-        return next((t for t in self.tools if t.name == name), None)
+        """The offered tool whose full name is ``name``."""
+        return next((t for t in self.tools if t.full_name == name), None)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -400,10 +435,16 @@ def parse_responses(body: dict[str, Any]) -> ModelRequest:
             else:
                 for part in _as_list(content):
                     req.add_text(mapped, _as_dict(part).get("text"))
+        elif kind == "additional_tools":
+            # Codex's code-mode models get their tools in the input, not in ``tools``.
+            for tool in _flatten_response_tools(_as_list(item.get("tools"))):
+                req.add_tool(_response_tool(tool))
         elif kind == "function_call":
-            req.add_call(item.get("name"), _parse_args(item.get("arguments")))
+            name = qualified_name(_str(item.get("namespace")), str(item.get("name") or ""))
+            req.add_call(name, _parse_args(item.get("arguments")))
         elif kind == "custom_tool_call":
-            req.add_call(item.get("name"), {"input": item.get("input", "")})
+            name = qualified_name(_str(item.get("namespace")), str(item.get("name") or ""))
+            req.add_call(name, {"input": item.get("input", "")})
         elif kind == "local_shell_call":
             action = _as_dict(item.get("action"))
             req.add_call("local_shell", {"command": action.get("command")})
@@ -412,30 +453,55 @@ def parse_responses(body: dict[str, Any]) -> ModelRequest:
         elif kind.endswith("_call"):
             req.add_call(item.get("name") or kind, {k: v for k, v in item.items() if k == "action"})
     for tool in _flatten_response_tools(_as_list(body.get("tools"))):
-        kind = str(tool.get("type") or "function")
-        params = tool.get("parameters")
-        req.add_tool(
-            OfferedTool(
-                name=_str(tool.get("name")) or kind,
-                kind=kind,
-                description=_str(tool.get("description")) or "",
-                schema=params if isinstance(params, dict) else None,
-            )
-        )
+        req.add_tool(_response_tool(tool))
     req.json_schema = _schema_of_format(_as_dict(body.get("text")).get("format"))
     req.max_tokens = _int(body.get("max_output_tokens"))
+    req.deferred = deferred_namespaces(req.system)
     return req
 
 
-def _flatten_response_tools(tools: list[Any]) -> list[dict[str, Any]]:
+def _response_tool(tool: dict[str, Any]) -> OfferedTool:
+    kind = str(tool.get("type") or "function")
+    params = tool.get("parameters")
+    namespace = _str(tool.get("namespace"))
+    return OfferedTool(
+        name=_str(tool.get("name")) or kind,
+        kind=kind,
+        description=_str(tool.get("description")) or "",
+        schema=params if isinstance(params, dict) else None,
+        namespace=None if namespace == DEFAULT_NAMESPACE else namespace,
+    )
+
+
+def _flatten_response_tools(
+    tools: list[Any], namespace: str | None = None
+) -> list[dict[str, Any]]:
+    """Responses tools with ``namespace`` tools opened up; each inner tool is tagged with
+    its namespace's name."""
     out: list[dict[str, Any]] = []
     for tool in tools:
         tool = _as_dict(tool)
         if tool.get("type") == "namespace" and isinstance(tool.get("tools"), list):
-            out.extend(_flatten_response_tools(tool["tools"]))
+            inner = _str(tool.get("name"))
+            out.extend(_flatten_response_tools(tool["tools"], inner or namespace))
         elif tool:
-            out.append(tool)
+            out.append({**tool, "namespace": namespace} if namespace else tool)
     return out
+
+
+_DEFERRED = re.compile(r"Deferred tool namespaces:\s*\n((?:[ \t]*-[^\n]*\n?)+)")
+_DEFERRED_ITEM = re.compile(r"^[ \t]*-[ \t]*`?([A-Za-z0-9_.\-]+)`?", re.MULTILINE)
+
+
+def deferred_namespaces(texts: list[str]) -> list[str]:
+    """The namespaces a Codex ``<tools>`` text lists as deferred (``- mcp__fake: ...``)."""
+    found: list[str] = []
+    for text in texts:
+        for block in _DEFERRED.finditer(text):
+            for name in _DEFERRED_ITEM.findall(block.group(1)):
+                if name not in found:
+                    found.append(name)
+    return found
 
 
 # ---------------------------------------------------------------------- Gemini
