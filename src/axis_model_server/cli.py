@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from axis_model_server.normalize import qualified_name
 from axis_model_server.records import ConnectAttempt, RequestRecord
 from axis_model_server.server import ScriptedModelServer
 from axis_model_server.tape import Tape, TapeError, load_tape
@@ -51,9 +52,8 @@ def describe_record(record: RequestRecord | ConnectAttempt) -> str:
             line += f" side={record.side_reason}"
         if record.unmatched:
             line += " UNMATCHED"
-        calls = ", ".join(
-            c.name if c.name == c.tool else f"{c.name} ({c.tool})" for c in record.tool_calls
-        )
+        names = [(qualified_name(c.namespace, c.name), c.tool) for c in record.tool_calls]
+        calls = ", ".join(sent if sent == tool else f"{sent} ({tool})" for sent, tool in names)
         line += f" -> {calls}" if calls else " -> text"
         line += f" [in {record.usage.input_tokens}, out {record.usage.output_tokens}]"
     return line

@@ -21,6 +21,7 @@ __all__ = [
     "OfferedTool",
     "canonical_json",
     "deferred_namespaces",
+    "nested_tools",
     "parse_anthropic",
     "parse_chat",
     "parse_gemini",
@@ -133,6 +134,12 @@ class ModelRequest:
     deferred: list[str] = field(default_factory=list)
     """Tool namespaces the agent lists but does not send yet (Codex defers MCP servers'
     tools behind ``tool_search`` or its ``exec`` tool and names them in a ``<tools>`` text)."""
+    code_tool: OfferedTool | None = None
+    """A freeform tool that runs code calling other tools (Codex's ``exec``: JavaScript
+    with the agent's tools on a global ``tools`` object), when one is offered."""
+    nested: list[OfferedTool] = field(default_factory=list)
+    """The tools :attr:`code_tool` declares (``exec_command``, ``apply_patch`` ...): reachable
+    only through it. Their schemas are rebuilt from the TypeScript declarations."""
 
     def add_text(self, role: Role, text: Any) -> None:
         if isinstance(text, str) and text:
@@ -456,7 +463,14 @@ def parse_responses(body: dict[str, Any]) -> ModelRequest:
         req.add_tool(_response_tool(tool))
     req.json_schema = _schema_of_format(_as_dict(body.get("text")).get("format"))
     req.max_tokens = _int(body.get("max_output_tokens"))
-    req.deferred = deferred_namespaces(req.system)
+    req.deferred = deferred_namespaces(
+        req.system + [e.text for e in req.entries if e.role == "system" and e.text]
+    )
+    for offered in req.tools:
+        declared = nested_tools(offered.description) if offered.kind == "custom" else []
+        if declared:
+            req.code_tool, req.nested = offered, declared
+            break
     return req
 
 
@@ -473,9 +487,7 @@ def _response_tool(tool: dict[str, Any]) -> OfferedTool:
     )
 
 
-def _flatten_response_tools(
-    tools: list[Any], namespace: str | None = None
-) -> list[dict[str, Any]]:
+def _flatten_response_tools(tools: list[Any], namespace: str | None = None) -> list[dict[str, Any]]:
     """Responses tools with ``namespace`` tools opened up; each inner tool is tagged with
     its namespace's name."""
     out: list[dict[str, Any]] = []
@@ -491,6 +503,71 @@ def _flatten_response_tools(
 
 _DEFERRED = re.compile(r"Deferred tool namespaces:\s*\n((?:[ \t]*-[^\n]*\n?)+)")
 _DEFERRED_ITEM = re.compile(r"^[ \t]*-[ \t]*`?([A-Za-z0-9_.\-]+)`?", re.MULTILINE)
+
+
+_DECLARATION = re.compile(
+    r"declare const tools: \{\s*([A-Za-z_$][\w$]*)\((.*?)\): Promise<", re.DOTALL
+)
+_PROPERTY = re.compile(r"^\s*([A-Za-z_$][\w$]*)(\?)?\s*:\s*(.+?);?\s*$")
+_LITERALS = re.compile(r'^\s*"[^"]*"(?:\s*\|\s*"[^"]*")*\s*$')
+
+
+def nested_tools(description: str) -> list[OfferedTool]:
+    """The tools a code-running tool's description declares.
+
+    Codex's ``exec`` lists each tool it exposes to its JavaScript as
+    ``declare const tools: { exec_command(args: { cmd: string; ... }): Promise<...>; };``.
+    A declaration taking ``input: string`` is a freeform (``custom``) tool; one taking
+    ``args: {...}`` gets a JSON schema with the declared properties.
+    """
+    found: list[OfferedTool] = []
+    for match in _DECLARATION.finditer(description):
+        name, params = match.group(1), match.group(2).strip()
+        if any(t.name == name for t in found):
+            continue
+        head, _, body = params.partition(":")
+        body = body.strip()
+        if head.strip() != "args" and body == "string":
+            found.append(OfferedTool(name=name, kind="custom"))
+            continue
+        found.append(OfferedTool(name=name, schema=_declared_schema(body)))
+    return found
+
+
+def _declared_schema(body: str) -> dict[str, Any]:
+    """A JSON schema for a TypeScript object type ``{ a: string; b?: number; }``."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    inner = body.strip()
+    if inner.startswith("{") and inner.endswith("}"):
+        inner = inner[1:-1]
+    depth = 0
+    for line in inner.splitlines():
+        if line.strip().startswith("//"):
+            continue
+        if depth == 0:
+            found = _PROPERTY.match(line)
+            if found:
+                key, optional, kind = found.group(1), found.group(2), found.group(3)
+                properties[key] = _declared_type(kind)
+                if not optional:
+                    required.append(key)
+        depth += line.count("{") + line.count("<") - line.count("}") - line.count(">")
+        depth = max(depth, 0)
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _declared_type(kind: str) -> dict[str, Any]:
+    kind = kind.strip().rstrip(";").strip()
+    if kind in ("string", "number", "boolean"):
+        return {"type": kind}
+    if kind.startswith("Array<") or kind.endswith("[]"):
+        return {"type": "array"}
+    if _LITERALS.match(kind):
+        return {"type": "string", "enum": re.findall(r'"([^"]*)"', kind)}
+    if kind.startswith("{"):
+        return {"type": "object"}
+    return {}
 
 
 def deferred_namespaces(texts: list[str]) -> list[str]:

@@ -46,7 +46,12 @@ class ToolCallRecord(_Record):
     offered: bool
     """False when the request offered no fitting tool."""
     via: str | None = None
-    """``shell`` or ``apply_patch`` when a file tool was carried out through another tool."""
+    """How the call reached the tool: ``shell`` or ``apply_patch`` when a file tool was
+    carried out through another tool, ``exec`` when it went through Codex's code tool
+    (``name`` is then ``exec`` and ``args.input`` the JavaScript), ``deferred`` for a tool
+    of a namespace the agent had not sent yet."""
+    namespace: str | None = None
+    """The Responses namespace sent with ``name`` (``mcp__fake`` for Codex's MCP tools)."""
 
 
 class RequestRecord(_Record):

@@ -356,6 +356,7 @@ class ScriptedModelServer:
                     args=c.args,
                     offered=c.offered,
                     via=c.via,
+                    namespace=c.namespace,
                 )
                 for c in reply.calls
             ],

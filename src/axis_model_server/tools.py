@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from axis_model_server.normalize import ModelRequest, OfferedTool, canonical_json
+from axis_model_server.normalize import ModelRequest, OfferedTool, canonical_json, qualified_name
 from axis_model_server.schema_values import smallest_value
 from axis_model_server.tape import ToolCall
 
@@ -20,6 +21,7 @@ __all__ = [
     "SHELL_TOOLS",
     "WRITE_TOOLS",
     "EmittedCall",
+    "code_call",
     "resolve_call",
     "write_command",
 ]
@@ -68,6 +70,14 @@ class EmittedCall:
     via: str | None = None
     """How an abstract call was carried out when the agent lacks the direct tool:
     ``shell`` (read or write through the shell tool) or ``apply_patch``."""
+    namespace: str | None = None
+    """The Responses namespace of the tool (``mcp__fake`` for Codex's MCP tools): sent
+    as the call's ``namespace`` next to the bare ``name``."""
+
+    @property
+    def full_name(self) -> str:
+        """``namespace__name``, or the name when there is no namespace."""
+        return qualified_name(self.namespace, self.name)
 
     @property
     def input_text(self) -> str:
@@ -100,6 +110,21 @@ def _shell_tool(req: ModelRequest) -> OfferedTool | None:
     return next((t for t in req.tools if t.kind == "local_shell"), None)
 
 
+def _nested_shell(req: ModelRequest) -> OfferedTool | None:
+    """The shell tool the agent's code tool declares (Codex's ``exec`` → ``exec_command``)."""
+    if req.code_tool is None:
+        return None
+    for name in SHELL_TOOLS:
+        tool = next((t for t in req.nested if t.name == name), None)
+        if tool is not None:
+            return tool
+    return None
+
+
+def _can_shell(req: ModelRequest) -> bool:
+    return _shell_tool(req) is not None or _nested_shell(req) is not None
+
+
 def _shell(
     args: dict[str, Any], req: ModelRequest, call_id: str, tape_tool: str, via: str | None = None
 ) -> EmittedCall:
@@ -107,12 +132,23 @@ def _shell(
     extras = {k: v for k, v in args.items() if k != "command"}
     tool = _shell_tool(req)
     if tool is None:
+        nested = _nested_shell(req)
+        if nested is not None:
+            out = _shell_args(nested, command, extras)
+            return _through_code(req, nested, out, call_id, tape_tool, via or "exec")
         return EmittedCall(call_id, "shell", "function", dict(args), tape_tool, False, via)
     if tool.kind == "local_shell":
         argv = ["bash", "-lc", command]
         return EmittedCall(
             call_id, "local_shell", "local_shell", {"command": argv}, tape_tool, True, via
         )
+    out = _shell_args(tool, command, extras)
+    return EmittedCall(
+        call_id, tool.name, tool.kind, out, tape_tool, True, via, namespace=tool.namespace
+    )
+
+
+def _shell_args(tool: OfferedTool, command: str, extras: dict[str, Any]) -> dict[str, Any]:
     props = tool.properties
     key = next((k for k in COMMAND_KEYS if k in props), None)
     if key is None:
@@ -121,7 +157,42 @@ def _shell(
     is_argv = isinstance(prop, dict) and prop.get("type") == "array"
     out: dict[str, Any] = {key: ["bash", "-lc", command] if is_argv else command, **extras}
     _fill_required(tool, out, description=_describe(command))
-    return EmittedCall(call_id, tool.name, tool.kind, out, tape_tool, True, via)
+    return out
+
+
+# ---------------------------------------------------------------------- code tools
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*$")
+
+
+def code_call(tool: OfferedTool, args: dict[str, Any]) -> str:
+    """JavaScript for Codex's ``exec`` that calls the nested ``tool`` once and hands its
+    result back: ``text(await tools.exec_command({"cmd": "ls"}));``."""
+    target = f"tools.{tool.name}" if _IDENTIFIER.match(tool.name) else f"tools[{_js(tool.name)}]"
+    argument = args.get("input", "") if tool.kind == "custom" else args
+    return f"text(await {target}({_js(argument)}));\n"
+
+
+def _js(value: Any) -> str:
+    # JSON is a JavaScript expression (ES2019 allows U+2028/U+2029 in strings).
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _through_code(
+    req: ModelRequest,
+    nested: OfferedTool,
+    args: dict[str, Any],
+    call_id: str,
+    tape_tool: str,
+    via: str,
+) -> EmittedCall:
+    """A call of the code tool (``exec``) whose code calls ``nested`` with ``args``."""
+    code = req.code_tool
+    assert code is not None
+    source = code_call(nested, args)
+    return EmittedCall(
+        call_id, code.name, "custom", {"input": source}, tape_tool, True, via, code.namespace
+    )
 
 
 def _describe(command: str) -> str:
@@ -148,7 +219,7 @@ def _read(call: ToolCall, req: ModelRequest, call_id: str) -> EmittedCall:
         out = {_key(tool, PATH_KEYS, "file_path"): _path_for(tool, req, path), **extras}
         _fill_required(tool, out, description=f"Read {path}")
         return EmittedCall(call_id, tool.name, tool.kind, out, call.tool, True)
-    if _shell_tool(req) is not None:
+    if _can_shell(req):
         return _shell({"command": f"cat -- {shlex.quote(path)}"}, req, call_id, call.tool, "shell")
     return EmittedCall(call_id, call.tool, "function", dict(call.args), call.tool, False)
 
@@ -166,7 +237,7 @@ def _write(call: ToolCall, req: ModelRequest, call_id: str) -> EmittedCall:
         }
         _fill_required(tool, out, description=f"Write {path}")
         return EmittedCall(call_id, tool.name, tool.kind, out, call.tool, True)
-    if _shell_tool(req) is not None:
+    if _can_shell(req):
         return _shell({"command": write_command(path, content)}, req, call_id, call.tool, "shell")
     patch_tool = req.find_tool("apply_patch")
     if patch_tool is not None:
@@ -252,33 +323,70 @@ def _fill_required(tool: OfferedTool, out: dict[str, Any], *, description: str) 
 # ---------------------------------------------------------------------- exact names
 
 
-def _find_exact(req: ModelRequest, want: str) -> OfferedTool | None:
-    tool = req.find_tool(want)
-    if tool is not None:
+def _find_exact(tools: list[OfferedTool], want: str, *, loose: bool) -> OfferedTool | None:
+    """The tool named ``want``: its full name (``mcp__fake__echo``); with ``loose``, also a
+    suffix of it after a separator (``echo``), any suffix, or the name in another case."""
+    tool = next((t for t in tools if t.full_name == want), None)
+    if tool is not None or not loose:
         return tool
     for sep in ("__", ".", "/", ":", "_", "-"):
-        for candidate in req.tools:
-            if candidate.name.endswith(sep + want):
+        for candidate in tools:
+            if candidate.full_name.endswith(sep + want):
                 return candidate
-    for candidate in req.tools:
-        if candidate.name.endswith(want):
+    for candidate in tools:
+        if candidate.full_name.endswith(want):
             return candidate
     lowered = want.lower()
-    return next((t for t in req.tools if t.name.lower() == lowered), None)
+    return next((t for t in tools if t.full_name.lower() == lowered), None)
+
+
+def _deferred(req: ModelRequest, want: str) -> tuple[str, str] | None:
+    """``(namespace, name)`` for a tool of a namespace the agent defers: ``mcp__fake__echo``
+    with ``mcp__fake`` deferred, or a bare ``echo`` when exactly one MCP server is deferred
+    (the server cannot see a deferred namespace's tools, so it trusts the name)."""
+    for namespace in sorted(req.deferred, key=len, reverse=True):
+        prefix = namespace + "__"
+        if want.startswith(prefix) and len(want) > len(prefix):
+            return namespace, want[len(prefix) :]
+    servers = [n for n in req.deferred if n.startswith("mcp__")]
+    if len(servers) == 1 and "__" not in want:
+        return servers[0], want
+    return None
+
+
+def _custom_input(args: dict[str, Any]) -> str:
+    value = args.get("input")
+    if isinstance(value, str):
+        return value
+    strings = [v for v in args.values() if isinstance(v, str)]
+    return strings[0] if len(args) == 1 and strings else canonical_json(args)
 
 
 def _exact(call: ToolCall, req: ModelRequest, call_id: str) -> EmittedCall:
-    tool = _find_exact(req, call.tool)
+    want = call.tool
+    tool = _find_exact(req.tools, want, loose=False)
+    nested = None if tool is not None else _find_exact(req.nested, want, loose=False)
+    if tool is None and nested is None:
+        tool = _find_exact(req.tools, want, loose=True)
+        nested = None if tool is not None else _find_exact(req.nested, want, loose=True)
+    if nested is not None:
+        args = {"input": _custom_input(call.args)} if nested.kind == "custom" else dict(call.args)
+        return _through_code(req, nested, args, call_id, want, "exec")
     if tool is None:
-        return EmittedCall(call_id, call.tool, "function", dict(call.args), call.tool, False)
+        deferred = _deferred(req, want)
+        if deferred is not None:
+            namespace, name = deferred
+            return EmittedCall(
+                call_id, name, "function", dict(call.args), want, True, "deferred", namespace
+            )
+        return EmittedCall(call_id, want, "function", dict(call.args), want, False)
     if tool.kind == "custom":
-        value = call.args.get("input")
-        if not isinstance(value, str):
-            strings = [v for v in call.args.values() if isinstance(v, str)]
-            value = strings[0] if len(call.args) == 1 and strings else canonical_json(call.args)
-        return EmittedCall(call_id, tool.name, "custom", {"input": value}, call.tool, True)
+        args = {"input": _custom_input(call.args)}
+        return EmittedCall(call_id, tool.name, "custom", args, want, True, None, tool.namespace)
     if tool.kind == "local_shell":
         command = call.args.get("command", "")
         argv = command if isinstance(command, list) else ["bash", "-lc", str(command)]
-        return EmittedCall(call_id, tool.name, "local_shell", {"command": argv}, call.tool, True)
-    return EmittedCall(call_id, tool.name, "function", dict(call.args), call.tool, True)
+        return EmittedCall(call_id, tool.name, "local_shell", {"command": argv}, want, True)
+    return EmittedCall(
+        call_id, tool.name, "function", dict(call.args), want, True, None, tool.namespace
+    )

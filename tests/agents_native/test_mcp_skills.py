@@ -104,16 +104,17 @@ def test_skills_reach_claude_code(claude_cli: Path, tmp_path: Path) -> None:
     assert "greeting" in init["skills"]
 
 
-def test_a_remote_skill_is_a_clear_setup_error(claude_cli: Path, tmp_path: Path) -> None:
+def test_a_remote_skill_fails_pre_flight(claude_cli: Path, tmp_path: Path) -> None:
+    from axis_eval.errors import PreflightError
+
     root = write_project(
         tmp_path / "project",
         {"agent": "claude-code", "endpoint": "http://127.0.0.1:9", "skills": ["netlify/skills"]},
         "Create out.txt",
     )
-    view = axis_run(root, parent_env(tmp_path))
-    assert view.run["status"] == "failed"
-    assert view.run["errorKind"] == "setup"
-    assert "remote skills (GitHub) are not supported yet" in view.run["error"]
+    with pytest.raises(PreflightError, match=r"remote skills \(GitHub\) are not supported yet"):
+        axis_run(root, parent_env(tmp_path))
+    assert not (root / ".axis").exists()  # nothing ran, no report
 
 
 def _echo_servers() -> dict[str, Any]:

@@ -74,7 +74,7 @@ def test_live_view_on_a_real_terminal(tmp_path: Path) -> None:
     )
     main, secondary = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "axis_eval", "run"],
+        [sys.executable, "-m", "axis_eval", "run", "-a", "toy"],
         cwd=project,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -44,7 +44,7 @@ def tool(
 
 
 def text(kind: str, offset_ms: int, body: str) -> Entry:
-    return Entry(type=kind, timestamp="2026-05-01T10:00:00.000Z", offset_ms=offset_ms, text=body)  # type: ignore[arg-type]
+    return Entry(type=kind, timestamp="2026-05-01T10:00:00.000Z", offset_ms=offset_ms, text=body)
 
 
 def claude_like() -> Transcript:

@@ -89,6 +89,18 @@ class JudgeChoice:
     """The agent that judges, for an agent judge."""
 
     @property
+    def key(self) -> tuple[str | None, ...]:
+        """A hashable identity (the agent spec itself holds dicts)."""
+        return (
+            self.kind,
+            self.provider,
+            self.model,
+            self.base_url,
+            self.api_key_env,
+            self.agent.model_dump_json() if self.agent else None,
+        )
+
+    @property
     def label(self) -> str:
         """``anthropic:<model>`` or the judge agent's display name."""
         if self.kind == "api":

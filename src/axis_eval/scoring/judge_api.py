@@ -10,6 +10,7 @@ they share. SDK errors are translated where they enter, chained with ``from``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from axis_eval.adapters.prices import estimate_cost
@@ -186,3 +187,18 @@ def _message(exc: Exception) -> str:
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             return str(error["message"])[:300]
     return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+
+
+def api_key_for(choice: JudgeChoice, environ: Mapping[str, str]) -> str:
+    """The API judge's key; a placeholder for a ``base_url`` server that needs none.
+
+    Raises:
+        JudgeFailed: no key and no ``base_url``.
+    """
+    name = choice.api_key_env or ""
+    key = environ.get(name, "")
+    if key:
+        return key
+    if choice.base_url:
+        return "axis-no-key"
+    raise JudgeFailed(f"the API judge {choice.label} needs {name}, which is not set")

@@ -65,8 +65,10 @@ them was needed, lower as more were avoidable, with the ids of the avoidable one
 {_DATA_RULES}
 
 Answer with one JSON object and nothing else:
-{{"audits": [{{"id": 1, "success": 1.0, "weight": 1.0, "relevance": 1.0, "rationale": "few words"}}],
- "necessity": {{"environment": {{"score": 1.0, "unnecessary_ids": [], "rationale": "few words"}}}}}}
+{{"audits": [{{"id": 1, "success": 1.0, "weight": 1.0, "relevance": 1.0,
+  "rationale": "few words"}}],
+ "necessity": {{"environment": {{"score": 1.0, "unnecessary_ids": [],
+  "rationale": "few words"}}}}}}
 One audit per interaction in the DETAILS; necessity keys are environment, service, agent."""
 
 AUDIT_PART_RULES = """The run has too many interactions for one reading, so they come in
@@ -240,3 +242,55 @@ def audit_checker(
             raise ValueError("; ".join(problems))
 
     return check
+
+
+def merge_goal(answers: Sequence[GoalAnswer], count: int) -> list[tuple[float, str]]:
+    """Per check (1..count), the merged score and rationale of one or more parts.
+
+    One part: its grades. Several: the mean over the parts that saw evidence for the check
+    (over all parts when none did); rationales are joined with their part numbers.
+    """
+    merged: list[tuple[float, str]] = []
+    for n in range(1, count + 1):
+        grades = [(p, g) for p, a in enumerate(answers, 1) for g in a.checks if g.index == n]
+        if len(answers) == 1:
+            grade = grades[0][1]
+            merged.append((grade.score, grade.rationale))
+            continue
+        chosen = [(p, g) for p, g in grades if g.evidence] or grades
+        score = sum(g.score for _, g in chosen) / len(chosen)
+        rationale = " | ".join(f"part {p}: {g.rationale}" for p, g in chosen if g.rationale)
+        merged.append((score, rationale))
+    return merged
+
+
+@dataclass
+class MergedAudit:
+    """Audits and necessity from every audit part."""
+
+    audits: list[AuditGrade]
+    necessity: dict[Category, NecessityGrade]
+
+
+def merge_audits(
+    answers: Sequence[AuditAnswer], counts: Sequence[dict[Category, int]]
+) -> MergedAudit:
+    """Union of the parts' audits; necessity per category as the mean of the parts' scores
+    weighted by how many of the category's interactions each part held (parts without any
+    are ignored), with the union of their avoidable ids."""
+    audits = [a for answer in answers for a in answer.audits]
+    necessity: dict[Category, NecessityGrade] = {}
+    for category in CATEGORIES:
+        parts = [
+            (answer.necessity[category], count.get(category, 0))
+            for answer, count in zip(answers, counts, strict=True)
+            if category in answer.necessity and (count.get(category) or len(answers) == 1)
+        ]
+        if not parts:
+            continue
+        total = sum(max(w, 1) for _, w in parts)  # one part may name an absent category
+        score = sum(g.score * max(w, 1) for g, w in parts) / total
+        ids = sorted({i for g, _ in parts for i in g.unnecessary_ids})
+        rationale = " | ".join(g.rationale for g, _ in parts if g.rationale)
+        necessity[category] = NecessityGrade(score=score, unnecessary_ids=ids, rationale=rationale)
+    return MergedAudit(audits=audits, necessity=necessity)

@@ -28,7 +28,7 @@ def _blocks(reply: Reply) -> list[dict[str, Any]]:
             {
                 "type": "tool_use",
                 "id": "toolu_" + call.call_id,
-                "name": call.name,
+                "name": call.full_name,
                 "input": call.args,
             }
         )

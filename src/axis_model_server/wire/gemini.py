@@ -18,7 +18,7 @@ def usage(reply: Reply) -> dict[str, int]:
 
 
 def _call_parts(reply: Reply) -> list[dict[str, Any]]:
-    return [{"functionCall": {"name": c.name, "args": c.args}} for c in reply.calls]
+    return [{"functionCall": {"name": c.full_name, "args": c.args}} for c in reply.calls]
 
 
 def _chunk(parts: list[dict[str, Any]], model: str, rid: str) -> dict[str, Any]:

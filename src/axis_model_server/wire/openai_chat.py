@@ -31,12 +31,15 @@ def _call(call: EmittedCall) -> dict[str, Any]:
         return {
             "id": "call_" + call.call_id,
             "type": "custom",
-            "custom": {"name": call.name, "input": call.input_text},
+            "custom": {"name": call.full_name, "input": call.input_text},
         }
     return {
         "id": "call_" + call.call_id,
         "type": "function",
-        "function": {"name": call.name, "arguments": json.dumps(call.args, ensure_ascii=False)},
+        "function": {
+            "name": call.full_name,
+            "arguments": json.dumps(call.args, ensure_ascii=False),
+        },
     }
 
 
@@ -85,7 +88,7 @@ def stream(reply: Reply, model: str, *, include_usage: bool) -> Iterator[bytes]:
             "index": index,
             "id": full["id"],
             "type": "function",
-            "function": {"name": call.name, "arguments": ""},
+            "function": {"name": call.full_name, "arguments": ""},
         }
         yield chunk({"tool_calls": [opened]})
         for piece in pieces(arguments):

@@ -36,16 +36,15 @@ def _items(reply: Reply) -> list[dict[str, Any]]:
     for call in reply.calls:
         call_id = "call_" + call.call_id
         if call.kind == "custom":
-            items.append(
-                {
-                    "type": "custom_tool_call",
-                    "id": "ctc_" + call.call_id,
-                    "call_id": call_id,
-                    "name": call.name,
-                    "input": call.input_text,
-                    "status": "completed",
-                }
-            )
+            item = {
+                "type": "custom_tool_call",
+                "id": "ctc_" + call.call_id,
+                "call_id": call_id,
+                "name": call.name,
+                "input": call.input_text,
+                "status": "completed",
+            }
+            items.append(_with_namespace(item, call.namespace))
         elif call.kind == "local_shell":
             items.append(
                 {
@@ -57,17 +56,22 @@ def _items(reply: Reply) -> list[dict[str, Any]]:
                 }
             )
         else:
-            items.append(
-                {
-                    "type": "function_call",
-                    "id": "fc_" + call.call_id,
-                    "call_id": call_id,
-                    "name": call.name,
-                    "arguments": json.dumps(call.args, ensure_ascii=False),
-                    "status": "completed",
-                }
-            )
+            item = {
+                "type": "function_call",
+                "id": "fc_" + call.call_id,
+                "call_id": call_id,
+                "name": call.name,
+                "arguments": json.dumps(call.args, ensure_ascii=False),
+                "status": "completed",
+            }
+            items.append(_with_namespace(item, call.namespace))
     return items
+
+
+def _with_namespace(item: dict[str, Any], namespace: str | None) -> dict[str, Any]:
+    """A namespaced tool's call names its namespace next to the bare name (Codex runs an
+    MCP tool only when the call says ``"namespace": "mcp__<server>"``)."""
+    return {**item, "namespace": namespace} if namespace else item
 
 
 def _response(model: str, items: list[dict[str, Any]], reply: Reply, rid: str) -> dict[str, Any]:
