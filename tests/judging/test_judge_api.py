@@ -30,7 +30,6 @@ async def test_happy_path_scores_from_the_tape(serve_tape, tmp_path: Path, provi
     server = serve_tape(judge_tape(goal_json(10, 8), audit_json([1, 2])))
     scorer = make_scorer(server.url, tmp_path, provider=provider)
     result = await scorer.score(outcome(scenario(CHECKS), simple_transcript()), tmp_path)
-    await scorer.aclose()
     assert result is not None and not result.withheld
     # goal: (0.5·10 + 0.5·8)·10 / 1 = 90
     assert result.goal_achievement == 90
@@ -51,7 +50,6 @@ async def test_429_then_success_honours_retry_after(stub, tmp_path: Path) -> Non
     scorer = make_scorer(stub.url, tmp_path, concurrency=1)
     started = time.monotonic()
     result = await scorer.score(outcome(scenario(CHECKS), simple_transcript()), tmp_path)
-    await scorer.aclose()
     assert result is not None and not result.withheld, result and result.withheld_reason
     assert time.monotonic() - started >= 0.3
     assert [s for _, _, s in stub.arrivals] == [429, 200, 200]
@@ -62,7 +60,6 @@ async def test_5xx_storm_ends_withheld(stub, tmp_path: Path) -> None:
     stub.default_status = (503, {})
     scorer = make_scorer(stub.url, tmp_path)
     result = await scorer.score(outcome(scenario(CHECKS), simple_transcript()), tmp_path)
-    await scorer.aclose()
     assert result is not None and result.withheld and result.axis_score is None
     assert "503" in (result.withheld_reason or "")
     assert "4 attempts" in (result.withheld_reason or "")
@@ -85,7 +82,6 @@ async def test_429_storm_lowers_the_shared_limit_which_recovers(stub, tmp_path: 
     # Successes raise it back to the configured maximum.
     for _ in range(6):
         await asyncio.gather(*(judge.ask(request) for _ in range(8)))
-    await judge.aclose()
     assert limiter.limit == 8
     assert max(n for _, n, _ in stub.arrivals[-8:]) > 4
 
@@ -101,7 +97,6 @@ async def test_unparseable_output_is_withheld_after_one_retry_quoting_the_error(
     server = serve_tape(judge_tape("I think it went well!", audit_json([1, 2]), [retry]))
     scorer = make_scorer(server.url, tmp_path)
     result = await scorer.score(outcome(scenario(CHECKS), simple_transcript()), tmp_path)
-    await scorer.aclose()
     assert result is not None and result.withheld and result.axis_score is None
     assert "unusable twice" in (result.withheld_reason or "")
     goal_calls = [r.conversation for r in server.requests if r.conversation != "audit"]
@@ -117,7 +112,6 @@ async def test_invalid_then_valid_answer_is_used(serve_tape, tmp_path: Path) -> 
     server = serve_tape(judge_tape(goal_json(10), audit_json([1, 2]), [retry]))
     scorer = make_scorer(server.url, tmp_path)
     result = await scorer.score(outcome(scenario(CHECKS), simple_transcript()), tmp_path)
-    await scorer.aclose()
     assert result is not None and not result.withheld
     assert [c.score for c in result.checks] == [10, 6]
     assert result.judge.calls == 3

@@ -71,7 +71,6 @@ async def test_checks_run_before_artifacts_are_kept_for_scoring(serve_tape, tmp_
     assert [c.score for c in early] == [10]
     (ws / "hello.txt").unlink()  # what a later step (or the judge) might do
     result = await scorer.score(job, ws)
-    await scorer.aclose()
     assert result is not None and [c.score for c in result.checks] == [10, 10]
     assert [c.kind for c in result.checks] == ["deterministic", "judge"]
     goal = next(r for r in server.requests if r.conversation == "goal")
@@ -103,7 +102,6 @@ async def test_a_secret_never_reaches_the_judge(serve_tape, stub, tmp_path: Path
     )
     scorer = make_scorer(server.url, tmp_path, redactor=Redactor([SECRET]), use_cache=False)
     result = await scorer.score(job, tmp_path)
-    await scorer.aclose()
     assert result is not None and not result.withheld, result and result.withheld_reason
     assert {r.conversation for r in server.requests} == {"goal", "audit"}
     assert SECRET not in json.dumps([r.model_dump(mode="json") for r in server.requests])
@@ -114,7 +112,6 @@ async def test_a_secret_never_reaches_the_judge(serve_tape, stub, tmp_path: Path
     )
     scorer = make_scorer(stub.url, tmp_path, redactor=Redactor([SECRET]), use_cache=False)
     assert await scorer.score(job, tmp_path) is not None
-    await scorer.aclose()
     sent = json.dumps(stub.bodies)
     assert SECRET not in sent and "[REDACTED]" in sent
 
@@ -149,7 +146,6 @@ async def test_a_transcript_larger_than_the_context_is_chunked(serve_tape, tmp_p
     server = serve_tape(tape)
     scorer = make_scorer(server.url, tmp_path, context_tokens=12_000)
     result = await scorer.score(outcome(scenario("it works"), big_transcript()), tmp_path)
-    await scorer.aclose()
     assert result is not None and not result.withheld, result and result.withheld_reason
     names = [r.conversation for r in server.requests]
     assert "other" not in names
@@ -170,7 +166,6 @@ async def test_rescoring_unchanged_hits_the_cache(serve_tape, tmp_path: Path) ->
     before = len(server.requests)
     again = make_scorer(server.url, tmp_path)
     second = await again.score(job, tmp_path)
-    await again.aclose()
     assert len(server.requests) == before  # zero calls
     assert second is not None and second.axis_score == first.axis_score
     assert (second.judge.calls, second.judge.cached_calls, second.judge.input_tokens) == (2, 2, 0)

@@ -97,6 +97,7 @@ class Call:
     name: str
     args: dict[str, Any]
     kind: str = "function"
+    namespace: str | None = None
 
 
 @dataclass
@@ -336,8 +337,17 @@ class Responses(Driver):
 
     def restore_tools(self, body: dict[str, Any]) -> dict[str, Any]:
         body = copy.deepcopy(body)
-        body["tools"] = _flat(
-            body.get("tools", []),
+        if "tools" in body:
+            body["tools"] = self._restore(body["tools"])
+        for item in body.get("input", []):
+            if isinstance(item, dict) and item.get("type") == "additional_tools":
+                item["tools"] = self._restore(item["tools"])
+        return body
+
+    def _restore(self, tools: list[Any]) -> list[Any]:
+        """Name-only tools become minimal functions, inside namespaces too."""
+        restored = _flat(
+            tools,
             lambda n: {
                 "type": "function",
                 "name": n,
@@ -345,7 +355,10 @@ class Responses(Driver):
                 "parameters": {"type": "object"},
             },
         )
-        return body
+        for tool in restored:
+            if tool.get("type") == "namespace":
+                tool["tools"] = self._restore(tool["tools"])
+        return restored
 
     def parse(self, resp: Response, stream: bool) -> Answer:
         if not stream:
@@ -412,11 +425,13 @@ class Responses(Driver):
             if item["type"] == "message":
                 text += "".join(p["text"] for p in item["content"])
             elif item["type"] == "function_call":
-                calls.append(Call(item["call_id"], item["name"], json.loads(item["arguments"])))
+                args = json.loads(item["arguments"])
+                namespace = item.get("namespace")
+                calls.append(Call(item["call_id"], item["name"], args, "function", namespace))
             elif item["type"] == "custom_tool_call":
-                calls.append(
-                    Call(item["call_id"], item["name"], {"input": item["input"]}, "custom")
-                )
+                text = {"input": item["input"]}
+                namespace = item.get("namespace")
+                calls.append(Call(item["call_id"], item["name"], text, "custom", namespace))
         usage = data["usage"]
         assert usage["input_tokens_details"] == {"cached_tokens": 0}
         assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]

@@ -11,7 +11,7 @@ import pytest
 from axis_model_server import ScriptedModelServer
 
 from ._client import DRIVERS, load_samples, post
-from .conftest import CMD
+from .conftest import CMD, serve
 
 
 def _posts(name: str) -> list[dict[str, Any]]:
@@ -121,3 +121,123 @@ def test_opencode_capture(server: ScriptedModelServer) -> None:
         ("models.opencode.ai", 443),
         ("registry.npmjs.org", 443),
     ]
+
+
+# ---------------------------------------------------------------------- Codex: newer shapes
+
+CODE_JS = 'text(await tools.exec_command({"cmd": "echo hello > out.txt && cat out.txt"}));\n'
+
+ECHO_TAPE = """
+version: 1
+conversations:
+  - name: echo
+    match: Echo
+    turns:
+      - text: "I'll run it."
+        tool_calls: [{tool: %s, args: {text: ping}}]
+      - text: Echoed.
+"""
+
+
+def test_codex_code_mode_capture(server: ScriptedModelServer) -> None:
+    # Codex's default model (gpt-6.2-sol) sends no `tools`: its tools come in an
+    # `additional_tools` input item, the shell only inside the JavaScript `exec` tool.
+    first_req, second_req = _posts("codex_code_mode_requests.json")
+    driver = DRIVERS["responses"](True)
+    body = driver.restore_tools(first_req["body"])
+    assert "tools" not in body and body["input"][0]["type"] == "additional_tools"
+    first = driver.send(server.url, body, headers=_kept(first_req))
+    [call] = first.calls
+    assert (call.name, call.kind, call.args, call.namespace) == (
+        "exec",
+        "custom",
+        {"input": CODE_JS},
+        None,
+    )
+    # The captured second request holds this very call (the capture's tape had the same
+    # conversation name, so the same call id) and Codex's result of running it.
+    history = second_req["body"]["input"]
+    [sent] = [i for i in history if i["type"] == "custom_tool_call"]
+    assert (sent["call_id"], sent["name"], sent["input"]) == (call.id, "exec", CODE_JS)
+    [result] = [i for i in history if i["type"] == "custom_tool_call_output"]
+    assert '\\"exit_code\\":0' in json.dumps(result["output"]) and "hello" in str(result)
+    second = driver.send(server.url, driver.restore_tools(second_req["body"]))
+    assert second.text == "Created out.txt." and second.calls == []
+    driven = driver.send(server.url, driver.extend(body, first, ["hello\n"]))
+    assert driven.text == "Created out.txt."
+    records = server.requests
+    assert [(r.model, r.side, r.conversation, r.turn) for r in records] == [
+        ("gpt-6.2-sol", False, "hello", 0),
+        ("gpt-6.2-sol", False, "hello", 1),
+        ("gpt-6.2-sol", False, "hello", 1),
+    ]
+    [record] = records[0].tool_calls
+    assert (record.name, record.tool, record.kind, record.via) == (
+        "exec",
+        "shell",
+        "custom",
+        "exec",
+    )
+    assert records[0].headers["user-agent"].startswith("codex_exec/0.171.0 ")
+
+
+def _kept(doc: dict[str, Any]) -> dict[str, str]:
+    return {k: v for k, v in doc["headers"].items() if k in ("user-agent", "originator")}
+
+
+@pytest.mark.parametrize("tool", ["echo", "mcp__fake__echo"])
+def test_codex_mcp_captures(tool: str) -> None:
+    # gpt-5 gets the MCP server as a `namespace` tool; gpt-5.5 (behind `tool_search`) and
+    # gpt-6.2-sol (behind `exec`) only see "Deferred tool namespaces: - mcp__fake".
+    docs = _posts("codex_mcp_requests.json")
+    assert [d["body"]["model"] for d in docs] == [
+        "gpt-5",
+        "gpt-5",
+        "gpt-5.5",
+        "gpt-5.5",
+        "gpt-6.2-sol",
+    ]
+    driver = DRIVERS["responses"](True)
+    with serve(ECHO_TAPE % tool) as server:
+        for index, doc in enumerate(docs):
+            body = driver.restore_tools(doc["body"])
+            answer = driver.send(server.url, body)
+            if _has_call(doc):
+                # Codex sends the namespace back in the history: the second turn answers.
+                [sent] = [i for i in body["input"] if i["type"] == "function_call"]
+                assert (sent["name"], sent["namespace"]) == ("echo", "mcp__fake")
+                assert answer.text == "Echoed." and answer.calls == []
+                continue
+            [call] = answer.calls
+            assert (call.name, call.namespace, call.args) == ("echo", "mcp__fake", {"text": "ping"})
+            [item] = [i for i in answer.raw["output"] if i["type"] == "function_call"]
+            assert (item["name"], item["namespace"]) == ("echo", "mcp__fake")
+            if index + 1 < len(docs) and _has_call(docs[index + 1]):
+                # The same call as the one Codex ran in the capture.
+                [ran] = [
+                    i for i in docs[index + 1]["body"]["input"] if i["type"] == "function_call"
+                ]
+                assert {k: ran[k] for k in ("call_id", "name", "namespace", "arguments")} == {
+                    "call_id": call.id,
+                    "name": "echo",
+                    "namespace": "mcp__fake",
+                    "arguments": item["arguments"],
+                }
+        records = server.requests
+    assert [(r.model, r.turn, r.side) for r in records] == [
+        ("gpt-5", 0, False),
+        ("gpt-5", 1, False),
+        ("gpt-5.5", 0, False),
+        ("gpt-5.5", 1, False),
+        ("gpt-6.2-sol", 0, False),
+    ]
+    sent = [(c.name, c.namespace, c.via) for r in records for c in r.tool_calls]
+    assert sent == [
+        ("echo", "mcp__fake", None),
+        ("echo", "mcp__fake", "deferred"),
+        ("echo", "mcp__fake", "deferred"),
+    ]
+
+
+def _has_call(doc: dict[str, Any]) -> bool:
+    return any(i.get("type") == "function_call" for i in doc["body"]["input"])

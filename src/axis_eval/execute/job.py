@@ -23,13 +23,17 @@ from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs
 from axis_eval.planning.models import JobSpec
 from axis_eval.progress import Phase
 from axis_eval.report.models import ErrorKind
+from axis_eval.scoring.models import ScoreResult
 
 
 class Scorer(Protocol):
     """The scoring seam: called after capture, before teardown, while the workspace exists."""
 
-    async def score(self, outcome: JobOutcome, workspace: Path) -> dict[str, Any] | None:
-        """A score for a finished run, or None when it cannot be scored."""
+    async def score(self, outcome: JobOutcome, workspace: Path) -> ScoreResult | None:
+        """A score for a finished run (withheld when a judge failed), or None when unscored.
+
+        A scorer may also set ``outcome.verdicts`` so the run can be re-scored later.
+        """
 
 
 @dataclass

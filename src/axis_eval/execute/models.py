@@ -8,6 +8,7 @@ from pydantic import Field
 
 from axis_eval.planning.models import JobSpec
 from axis_eval.report.models import ErrorKind, JobStatus, OutputModel
+from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
 from axis_eval.transcript.models import Transcript
 
 
@@ -40,7 +41,9 @@ class JobOutcome(OutputModel):
     setup_output: str | None = None
     teardown_output: str | None = None
     artifacts: list[CollectedArtifact] = Field(default_factory=list)
-    score: dict[str, Any] | None = None
+    score: ScoreResult | None = None
+    verdicts: JudgeVerdicts | None = None
+    """What the judges said (kept so ``axis score`` can recompute without calling them)."""
     workspace: str | None = None
     warnings: list[str] = Field(default_factory=list)
 

@@ -203,6 +203,9 @@ class ReportWriter:
         if outcome.transcript is not None:
             self.store.write_json(f"{folder}/transcript.json", outcome.transcript)
             files["transcript"] = f"{folder}/transcript.json"
+        if outcome.verdicts is not None:
+            self.store.write_json(f"{folder}/verdicts.json", outcome.verdicts)
+            files["verdicts"] = f"{folder}/verdicts.json"
         if outcome.raw_output:
             name = "raw.ndjson" if _is_ndjson(outcome.raw_output) else "raw.txt"
             if name == "raw.ndjson":

@@ -9,7 +9,6 @@ they share. SDK errors are translated where they enter, chained with ``from``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,7 +57,6 @@ class ApiJudge:
         self._limiter = limiter
         self._policy = policy
         self._max_output_tokens = max_output_tokens
-        self._clients: dict[int, Any] = {}
 
     @property
     def choice(self) -> JudgeChoice:
@@ -73,21 +71,6 @@ class ApiJudge:
             self._policy,
             what=f"the {request.purpose} call to {self._choice.label}",
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP clients."""
-        clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            await client.close()
-
-    def _client(self) -> Any:
-        # One client per event loop: an SDK client's connection pool belongs to its loop.
-        loop = id(asyncio.get_running_loop())
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._new_client()
-            self._clients[loop] = client
-        return client
 
     def _new_client(self) -> Any:
         base = self._choice.base_url
@@ -104,17 +87,19 @@ class ApiJudge:
         )
 
     async def _once(self, request: JudgeRequest) -> JudgeReply:
+        # A client per call: nothing to close later, nothing tied to an event loop. The
+        # extra connection setup is small next to a judge call.
         try:
-            if self._choice.provider == "anthropic":
-                return await self._anthropic(request)
-            return await self._openai(request)
+            async with self._new_client() as client:
+                if self._choice.provider == "anthropic":
+                    return await self._anthropic(client, request)
+                return await self._openai(client, request)
         except (RetryableCallError, JudgeFailed):
             raise
         except Exception as exc:
             raise _translate(exc, self._choice) from exc
 
-    async def _anthropic(self, request: JudgeRequest) -> JudgeReply:
-        client = self._client()
+    async def _anthropic(self, client: Any, request: JudgeRequest) -> JudgeReply:
         message = await client.messages.create(
             model=self._choice.model,
             max_tokens=self._max_output_tokens,
@@ -131,8 +116,7 @@ class ApiJudge:
         )
         return self._reply(text, usage)
 
-    async def _openai(self, request: JudgeRequest) -> JudgeReply:
-        client = self._client()
+    async def _openai(self, client: Any, request: JudgeRequest) -> JudgeReply:
         messages = [{"role": "system", "content": request.system}]
         messages += [{"role": m.role, "content": m.text} for m in request.messages]
         completion = await client.chat.completions.create(

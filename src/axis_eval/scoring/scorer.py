@@ -242,12 +242,6 @@ class JudgeScorer:
         self._judges[choice.key] = judge
         return judge
 
-    async def aclose(self) -> None:
-        """Close the API judges' HTTP clients."""
-        for judge in self._judges.values():
-            if isinstance(judge, ApiJudge):
-                await judge.aclose()
-
 
 def _check_env(spec: JobSpec, workspace: Path, parent: Mapping[str, str]) -> dict[str, str]:
     root = workspace.parent
