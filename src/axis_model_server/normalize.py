@@ -501,10 +501,6 @@ def _flatten_response_tools(tools: list[Any], namespace: str | None = None) -> l
     return out
 
 
-_DEFERRED = re.compile(r"Deferred tool namespaces:\s*\n((?:[ \t]*-[^\n]*\n?)+)")
-_DEFERRED_ITEM = re.compile(r"^[ \t]*-[ \t]*`?([A-Za-z0-9_.\-]+)`?", re.MULTILINE)
-
-
 _DECLARATION = re.compile(
     r"declare const tools: \{\s*([A-Za-z_$][\w$]*)\((.*?)\): Promise<", re.DOTALL
 )
@@ -568,6 +564,10 @@ def _declared_type(kind: str) -> dict[str, Any]:
     if kind.startswith("{"):
         return {"type": "object"}
     return {}
+
+
+_DEFERRED = re.compile(r"Deferred tool namespaces:\s*\n((?:[ \t]*-[^\n]*\n?)+)")
+_DEFERRED_ITEM = re.compile(r"^[ \t]*-[ \t]*`?([A-Za-z0-9_.\-]+)`?", re.MULTILINE)
 
 
 def deferred_namespaces(texts: list[str]) -> list[str]:

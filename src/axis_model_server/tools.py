@@ -68,8 +68,10 @@ class EmittedCall:
     offered: bool
     """False when the request offered no fitting tool (the call is sent anyway)."""
     via: str | None = None
-    """How an abstract call was carried out when the agent lacks the direct tool:
-    ``shell`` (read or write through the shell tool) or ``apply_patch``."""
+    """How the call reaches the tool when the agent offers no direct fit: ``shell`` (read
+    or write through the shell tool), ``apply_patch``, ``exec`` (JavaScript for Codex's
+    code tool calling a tool it declares) or ``deferred`` (a tool of a namespace the agent
+    lists without sending its tools)."""
     namespace: str | None = None
     """The Responses namespace of the tool (``mcp__fake`` for Codex's MCP tools): sent
     as the call's ``namespace`` next to the bare ``name``."""

@@ -142,11 +142,6 @@ def test_gemini_calls_an_mcp_tool(gemini_cli: Path, tmp_path: Path) -> None:
     assert server.connect_attempts == []
 
 
-@pytest.mark.xfail(
-    reason="Codex calls a namespaced MCP tool only when the Responses function_call carries "
-    '"namespace": "mcp__fake" (verified by hand); the scripted server does not send it yet',
-    strict=False,
-)
 def test_codex_calls_an_mcp_tool(codex_cli: Path, tmp_path: Path) -> None:
     tape = tool_tape("echo", {"text": "ping"}, "Echoed.", match="Echo")
     with ScriptedModelServer(parse_tape(tape)) as server:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from axis_eval import load_config
-from axis_eval.execute.models import JobOutcome
 from axis_eval.pipeline import RunOptions, run_async
 from axis_eval.report.models import RunResult
 from axis_eval.scoring.models import ScoreResult
@@ -18,17 +16,6 @@ from axis_eval.scoring.scorer import JudgeScorer
 from .conftest import FAST, audit_json, goal_json, judge_tape
 
 AGENT = Path(__file__).with_name("events_agent.py")
-
-
-class _AsDict:
-    """The job seam still stores a dict (until it takes a ScoreResult)."""
-
-    def __init__(self, inner: JudgeScorer) -> None:
-        self.inner = inner
-
-    async def score(self, outcome: JobOutcome, workspace: Path) -> dict[str, Any] | None:
-        result = await self.inner.score(outcome, workspace)
-        return None if result is None else result.model_dump(mode="json", by_alias=True)
 
 
 def project(root: Path, judge_url: str) -> Path:
@@ -60,7 +47,7 @@ async def test_run_then_rescore_with_new_weights_costs_nothing(serve_tape, tmp_p
     env = {"PATH": "/usr/bin:/bin"}
     scorer = JudgeScorer.for_config(loaded, {}, env, policy=FAST)
     done = await run_async(
-        RunOptions(loaded=loaded, scorer=_AsDict(scorer), environ=env, handle_signals=False)
+        RunOptions(loaded=loaded, scorer=scorer, environ=env, handle_signals=False)
     )
     run = done.manifest.results[0].runs[0]
     first = ScoreResult.model_validate(run.score)
@@ -69,6 +56,7 @@ async def test_run_then_rescore_with_new_weights_costs_nothing(serve_tape, tmp_p
     assert first.goal_achievement == 90  # (0.5·10 + 0.5·8)·10
     calls = len(server.requests)
     assert calls == 2
+    assert (done.report_dir / run.dir / "verdicts.json").is_file()
 
     # Unchanged: the API judge's answers come from the cache, zero calls.
     same = await rescore_report(done.report_dir, loaded, environ=env, policy=FAST)
@@ -91,7 +79,7 @@ async def test_agent_judged_runs_reuse_their_verdicts(serve_tape, tmp_path: Path
     env = {"PATH": "/usr/bin:/bin"}
     scorer = JudgeScorer.for_config(loaded, {}, env, policy=FAST)
     done = await run_async(
-        RunOptions(loaded=loaded, scorer=_AsDict(scorer), environ=env, handle_signals=False)
+        RunOptions(loaded=loaded, scorer=scorer, environ=env, handle_signals=False)
     )
     # The same report, as if an agent had judged it: no API judge in the config any more.
     agent_config = json.loads((tmp_path / "p" / "axis.config.json").read_text())

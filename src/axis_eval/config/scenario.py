@@ -208,9 +208,7 @@ def resolve_weights(judge: str | list[JudgeCheck]) -> str | list[ResolvedCheck]:
     unweighted = [c for c in judge if c.weight is None]
     share = max(0.0, 1.0 - explicit) / len(unweighted) if unweighted else 0.0
     return [
-        ResolvedCheck(
-            check=c.check, weight=c.weight if c.weight is not None else share, run=c.run
-        )
+        ResolvedCheck(check=c.check, weight=c.weight if c.weight is not None else share, run=c.run)
         for c in judge
     ]
 

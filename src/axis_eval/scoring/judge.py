@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -177,6 +177,18 @@ def choose_judge(
         different = [a for a in agents if a.adapter != run_agent.adapter]
         return JudgeChoice(kind="agent", agent=(different or agents)[0])
     return JudgeChoice(kind="agent", agent=run_agent)
+
+
+def on_model_server(choice: JudgeChoice, url: str | None) -> JudgeChoice:
+    """An API judge without ``base_url`` goes to the run's scripted model server, if any.
+
+    A dry run (``model_server`` in the config, ``axis run --tape``) then spends no judge
+    tokens either; its tape answers the judge prompts (``docs/judging.md``).
+    """
+    if choice.kind != "api" or choice.base_url or not url:
+        return choice
+    base = url.rstrip("/")
+    return replace(choice, base_url=base if choice.provider == "anthropic" else f"{base}/v1")
 
 
 @dataclass

@@ -44,7 +44,7 @@ from axis_eval.transcript.models import Transcript
 from axis_eval.transcript.sparse_index import build_sparse_index
 
 VERDICTS_FILE = "verdicts.json"
-"""Optional: a run folder's stored :class:`JudgeVerdicts` (else rebuilt from its score)."""
+"""A run folder's stored :class:`JudgeVerdicts`; without it they are rebuilt from the score."""
 REUSED_CHECKS = "deterministic check results reused from the first scoring (the workspace is gone)"
 REUSED_AGENT = "agent-judge verdicts reused from the first scoring (the workspace is gone)"
 _ANY_AGENT = AgentSpec(name="-", adapter="-")
@@ -106,8 +106,7 @@ def verdicts_from_score(score: ScoreResult) -> JudgeVerdicts:
     )
 
 
-def _stored_verdicts(folder: Path, score: ScoreResult | None) -> JudgeVerdicts | None:
-    path = folder / VERDICTS_FILE
+def _stored_verdicts(path: Path, score: ScoreResult | None) -> JudgeVerdicts | None:
     if path.is_file():
         try:
             return JudgeVerdicts.model_validate_json(path.read_bytes())
@@ -154,7 +153,8 @@ class _Rescorer:
         index = build_sparse_index(
             transcript, scenario_key=spec.scenario.key, agent_name=spec.agent.name
         )
-        stored = _stored_verdicts(folder / entry.dir, previous)
+        where = result.files.get("verdicts") or f"{entry.dir}/{VERDICTS_FILE}"
+        stored = _stored_verdicts(folder / where, previous)
         deterministic = _deterministic(spec, stored)
         choice = choose_judge(self.judging, spec.agent, self.judge)
         verdicts = await self._verdicts(choice, transcript, index, spec, deterministic, stored)

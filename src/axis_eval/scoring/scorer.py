@@ -35,7 +35,14 @@ from axis_eval.scoring.cache import JudgeCache, cache_root
 from axis_eval.scoring.checks import rubric_of, run_checks
 from axis_eval.scoring.chunks import RunMaterial, judge_run
 from axis_eval.scoring.composite import WeightsLike, score_from_verdicts, withhold
-from axis_eval.scoring.judge import Judge, JudgeChoice, JudgeFailed, SpendMeter, choose_judge
+from axis_eval.scoring.judge import (
+    Judge,
+    JudgeChoice,
+    JudgeFailed,
+    SpendMeter,
+    choose_judge,
+    on_model_server,
+)
 from axis_eval.scoring.judge_agent import AgentJudge, load_judge_adapters
 from axis_eval.scoring.judge_api import ApiJudge, api_key_for
 from axis_eval.scoring.models import CalibrationConfig, CheckVerdict, JudgeVerdicts, ScoreResult
@@ -61,7 +68,8 @@ class JudgeScorer:
         weights: composite weights (default 0.4/0.2/0.2/0.2).
         calibration: the category S-curves (default: the scoring tables').
         run_token: the run's process marker prefix.
-        model_server_url: the embedded scripted model server, for agent judges.
+        model_server_url: the embedded scripted model server: the endpoint of agent judges,
+            and of API judges without ``base_url`` (a dry run spends no judge tokens).
         judge_override: ``--judge``: ``provider:model`` or an agent name.
         use_cache: read and write the answer cache.
         policy: retry policy for API calls (default from ``judging.max_attempts``).
@@ -145,7 +153,10 @@ class JudgeScorer:
         return [verdicts[p] for p in sorted(verdicts)]
 
     async def score(self, outcome: JobOutcome, workspace: Path) -> ScoreResult | None:
-        """The run's AXIS Result; None for a run that did not complete."""
+        """The run's AXIS Result; None for a run that did not complete.
+
+        Also sets ``outcome.verdicts`` (stored as ``verdicts.json`` for ``axis score``).
+        """
         if outcome.status != "completed" or outcome.failed:
             return None
         spec = outcome.spec
@@ -163,6 +174,7 @@ class JudgeScorer:
         except Exception as exc:  # a bug must not lose the run: withhold and log it
             log.exception("scoring %s failed", spec.id)
             return withhold(f"scoring failed: {type(exc).__name__}: {exc}", weights=self.weights)
+        outcome.verdicts = verdicts
         return score_from_verdicts(transcript, index, verdicts, self.weights, self.calibration)
 
     # ------------------------------------------------------------------ judging
@@ -185,6 +197,7 @@ class JudgeScorer:
             checks = [deterministic[c.position] for c in rubric if c.position in deterministic]
             return JudgeVerdicts(checks=checks, chunks=0)
         choice = choice or choose_judge(self._judging, agent, self.judge_override)
+        choice = on_model_server(choice, self.model_server_url)
         meter = SpendMeter(choice=choice)
         material = RunMaterial(
             transcript=transcript,
@@ -257,6 +270,7 @@ def preflight_judging(
     adapters: Mapping[str, AgentAdapter[Any]],
     environ: Mapping[str, str],
     judge_override: str | None = None,
+    model_server_url: str | None = None,
 ) -> dict[str, AgentAdapter[Any]]:
     """Check, before any job starts, that every run's judge can work; load judge agents.
 
@@ -267,7 +281,10 @@ def preflight_judging(
             load or lacks a variable it needs.
         ConfigError: a malformed ``provider:model``.
     """
-    found = [choose_judge(loaded.config.judging, a, judge_override) for a in agents]
+    found = [
+        on_model_server(choose_judge(loaded.config.judging, a, judge_override), model_server_url)
+        for a in agents
+    ]
     choices = list({c.key: c for c in found}.values())
     names = [c.agent.adapter for c in choices if c.kind == "agent" and c.agent is not None]
     loaded_adapters = load_judge_adapters(loaded, adapters, names)
