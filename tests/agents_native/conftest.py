@@ -29,8 +29,9 @@ FAKE_KEY = "sk-axis-test-not-a-real-key"
 TRAP_VARS = ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"]
 """Passed to the agent through the config's ``env``: the server doubles as a proxy trap."""
 CODEX_MODEL = "gpt-5"
-"""A model in the price table (Codex warns it has no metadata for it, and carries on).
-Codex's default model uses "code mode" tools, which the scripted server does not map."""
+"""A model in the price table, so the estimated cost is checked (Codex warns it has no
+metadata for it, and carries on). The default model's "code mode" tools are covered by
+the scripted server's own replay tests."""
 
 
 @pytest.fixture(scope="session")

@@ -190,6 +190,8 @@ class Stub:
     default_status: tuple[int, dict[str, str]] | None = None
     """Answered once ``statuses`` is used up; None = success."""
     delay_s: float = 0.0
+    delays: list[float] = field(default_factory=list)
+    """Per-request delays, used first (then ``delay_s``)."""
     goal: str = ""
     audit: str = ""
     bodies: list[dict[str, Any]] = field(default_factory=list)
@@ -207,8 +209,9 @@ class Stub:
                 self.statuses.pop(0) if self.statuses else (self.default_status or (200, {}))
             )
             self.arrivals.append((time.monotonic(), self.in_flight, status))
+            delay = self.delays.pop(0) if self.delays else self.delay_s
         try:
-            time.sleep(self.delay_s)
+            time.sleep(delay)
             if status != 200:
                 return (
                     status,
