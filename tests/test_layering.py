@@ -48,6 +48,9 @@ def test_cli_uses_the_public_api() -> None:
             "axis_eval.cli.live",
             "axis_eval.schemas",
             "axis_eval.adapters.install",
+            "axis_eval.runs.rescored",
+            "axis_eval.runs.store",
+            "axis_eval.scoring.rescore",
         }
         and not m.startswith("axis_eval.report.render")
         and not m.startswith("axis_eval.planning.select")

@@ -33,12 +33,13 @@ from axis_eval.execute.process import (
 from axis_eval.execute.scripted_model import EmbeddedModelServer
 from axis_eval.execute.workspace import PASSTHROUGH, missing_env
 from axis_eval.planning.matrix import Selection, plan
-from axis_eval.planning.models import JobSpec, Plan
+from axis_eval.planning.models import AgentSpec, JobSpec, Plan
 from axis_eval.progress import Display, NullDisplay
 from axis_eval.report.models import ErrorKind, ReportManifest
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
 from axis_eval.runs.writer import ReportWriter
+from axis_eval.scoring.scorer import JudgeScorer, preflight_judging
 
 
 class RunAborted(AxisError):
@@ -59,6 +60,9 @@ class RunOptions:
     display: Display | None = None
     executor: Executor | None = None
     scorer: Scorer | None = None
+    """Default: judges as the config's ``judging`` says (unless ``score`` is False)."""
+    judge: str | None = None
+    """``--judge``: an API model (``anthropic:<model>``) or an agent name for every run."""
     environ: Mapping[str, str] | None = None
     """The parent environment (default ``os.environ``)."""
     handle_signals: bool = True
@@ -215,7 +219,19 @@ async def run_async(options: RunOptions) -> RunOutcome:
             required = [n for a in _adapters_needed(the_plan, loaded) for n in a.required_env]
             environ.update(scripted.environment(required, environ))
         adapters = preflight(the_plan, loaded, environ)
-        return await _execute(options, the_plan, adapters, environ, display, scripted)
+        judge_adapters: dict[str, AgentAdapter[Any]] = {}
+        if options.score and options.scorer is None:
+            judge_adapters = preflight_judging(
+                loaded,
+                _unique_agents(the_plan),
+                adapters,
+                environ,
+                judge_override=options.judge,
+                model_server_url=scripted.url if scripted else None,
+            )
+        return await _execute(
+            options, the_plan, adapters, judge_adapters, environ, display, scripted
+        )
     finally:
         if scripted is not None:
             scripted.stop()
@@ -240,10 +256,16 @@ def _adapters_needed(the_plan: Plan, loaded: LoadedConfig) -> list[AgentAdapter[
     return out
 
 
+def _unique_agents(the_plan: Plan) -> list[AgentSpec]:
+    used = {job.agent.name for job in the_plan.jobs}
+    return [a for a in the_plan.agents if a.name in used]
+
+
 async def _execute(
     options: RunOptions,
     the_plan: Plan,
     adapters: dict[str, AgentAdapter[Any]],
+    judge_adapters: dict[str, AgentAdapter[Any]],
     environ: dict[str, str],
     display: Display,
     scripted: EmbeddedModelServer | None,
@@ -274,13 +296,24 @@ async def _execute(
         display.tokens(job, total)
         return budget.update(job, total)
 
+    scorer = options.scorer
+    if options.score and scorer is None:
+        scorer = JudgeScorer.for_config(
+            loaded,
+            judge_adapters,
+            environ,
+            redactor=store.redactor,
+            run_token=token,
+            model_server_url=scripted.url if scripted else None,
+            judge_override=options.judge,
+        )
     ctx = JobContext(
         run_token=token,
         adapters=adapters,
         parent_env=environ,
         stop=stop,
         grace_s=options.grace_s,
-        scorer=options.scorer if options.score else None,
+        scorer=scorer if options.score else None,
         on_phase=display.phase,
         on_tokens=on_tokens,
         model_server_url=scripted.url if scripted else None,

@@ -69,7 +69,7 @@ def test_config_model_server_answers_the_agent_and_is_reported(tmp_path: Path) -
     root = project(tmp_path / "proj", with_server=True)
     env = cli_env()
     env.pop("ANTHROPIC_API_KEY", None)  # a placeholder key is supplied for the scripted model
-    done = run_cli(root, env=env)
+    done = run_cli(root, "--no-score", env=env)  # the judge would ask the server too
     assert done.exit_code == 0, done.stdout + done.stderr
     report = only_report(root)
     manifest = read_json(report / "report.json")

@@ -9,13 +9,15 @@ from email.utils import format_datetime
 
 import pytest
 
+from axis_eval._util.redact import Redactor
 from axis_eval.config.models import Judging
 from axis_eval.errors import ConfigError
 from axis_eval.planning.models import AgentSpec
-from axis_eval.scoring.chunks import Block, cut_middle, group
+from axis_eval.scoring.chunks import cut_middle, group, index_text
 from axis_eval.scoring.judge import choose_judge, extract_json, parse_api_model, validate_answer
 from axis_eval.scoring.prompts import (
     AuditAnswer,
+    Block,
     GoalAnswer,
     audit_checker,
     frame,
@@ -24,6 +26,9 @@ from axis_eval.scoring.prompts import (
     merge_goal,
 )
 from axis_eval.scoring.retry import AdaptiveLimiter, RetryPolicy, parse_retry_after
+from axis_eval.transcript.sparse_index import build_sparse_index
+
+from .conftest import tool_entry, transcript
 
 CLAUDE = AgentSpec(name="claude-code|opus", adapter="claude-code", model="opus")
 CODEX = AgentSpec(name="codex", adapter="codex")
@@ -208,3 +213,10 @@ async def test_limiter_halves_once_per_cooldown_and_climbs_back() -> None:
     limiter.limit = 2
     await asyncio.gather(*(hold() for _ in range(6)))
     assert held == 2
+
+
+def test_the_sparse_index_sent_to_judges_is_redacted() -> None:
+    secret = "tok-9f8e7d6c5b4a"
+    trans = transcript(tool_entry(1, "Bash", {"command": f"curl -H 'X-Key: {secret}' x"}, "ok"))
+    text, cut = index_text(build_sparse_index(trans), 10_000, Redactor([secret]))
+    assert secret not in text and "[REDACTED]" in text and not cut

@@ -13,6 +13,7 @@ from axis_eval.scoring.judge_api import ApiJudge
 from axis_eval.scoring.retry import AdaptiveLimiter, RetryPolicy
 
 from .conftest import (
+    FAST,
     audit_json,
     goal_json,
     judge_tape,
@@ -54,6 +55,17 @@ async def test_429_then_success_honours_retry_after(stub, tmp_path: Path) -> Non
     assert time.monotonic() - started >= 0.3
     assert [s for _, _, s in stub.arrivals] == [429, 200, 200]
     assert result.judge.calls == 2  # answered calls; the 429 spent nothing
+
+
+async def test_a_timeout_is_retried(stub, tmp_path: Path) -> None:
+    stub.delays = [1.0]
+    stub.goal = goal_json(10, 10)
+    choice = JudgeChoice(kind="api", provider="anthropic", model="judge-model", base_url=stub.url)
+    limiter = AdaptiveLimiter(2)
+    judge = ApiJudge(choice, api_key="k", timeout_s=0.3, limiter=limiter, policy=FAST)
+    reply = await judge.ask(JudgeRequest("system", (Message("user", "GOAL JUDGMENT"),)))
+    assert reply.text == stub.goal and len(stub.arrivals) == 2
+    assert limiter.limit == 2  # a timeout is not a rate limit
 
 
 async def test_5xx_storm_ends_withheld(stub, tmp_path: Path) -> None:

@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from axis_eval import load_config
 from axis_eval._util.redact import Redactor
-from axis_eval.config.models import Judging
-from axis_eval.scoring.scorer import JudgeScorer
+from axis_eval.config.models import Judging, LoadedConfig
+from axis_eval.errors import PreflightError
+from axis_eval.planning.models import AgentSpec
+from axis_eval.scoring.scorer import JudgeScorer, preflight_judging
 
 from .conftest import (
     FAST,
@@ -178,3 +183,32 @@ async def test_no_key_and_no_base_url_withholds(tmp_path: Path) -> None:
     result = await scorer.score(outcome(scenario("it works"), simple_transcript()), tmp_path)
     assert result is not None and result.withheld
     assert "ANTHROPIC_API_KEY" in (result.withheld_reason or "")
+
+
+def _loaded(tmp_path: Path, judging: dict[str, object]) -> LoadedConfig:
+    tmp_path.mkdir()
+    config = {
+        "agents": ["events"],
+        "adapters": {
+            "events": {"command": ["true"], "output": "ndjson", "required_env": ["EVENTS_KEY"]}
+        },
+        "judging": judging,
+    }
+    (tmp_path / "axis.config.json").write_text(json.dumps(config))
+    (tmp_path / "scenarios").mkdir(exist_ok=True)
+    return load_config(str(tmp_path / "axis.config.json"))
+
+
+def test_preflight_finds_a_missing_judge_key_before_any_spend(tmp_path: Path) -> None:
+    run_agent = [AgentSpec(name="claude-code", adapter="claude-code")]
+    api = _loaded(tmp_path / "a", {"model": "openai:gpt-5"})
+    with pytest.raises(PreflightError, match="OPENAI_API_KEY"):
+        preflight_judging(api, run_agent, {}, {})
+    assert preflight_judging(api, run_agent, {}, {"OPENAI_API_KEY": "k"}) == {}
+    # A dry run: the API judge goes to the scripted model server and needs no key.
+    assert preflight_judging(api, run_agent, {}, {}, model_server_url="http://127.0.0.1:1") == {}
+    agent = _loaded(tmp_path / "b", {"agents": ["events"]})
+    with pytest.raises(PreflightError, match="EVENTS_KEY"):
+        preflight_judging(agent, run_agent, {}, {})
+    loaded = preflight_judging(agent, run_agent, {}, {"EVENTS_KEY": "k"})
+    assert list(loaded) == ["events"]

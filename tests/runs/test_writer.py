@@ -181,8 +181,12 @@ def test_layout_single_run_is_flat(tmp_path: Path, make_project: MakeProject) ->
     assert result.run.status == "completed" and result.run.result == f"answer for {job.id}"
     assert result.spec["scenario"]["key"] == "cms/post@v"
     assert set(result.files) == {"transcript", "raw", "stderr", "sparseIndex"}
-    assert (folder / "sparse-index.txt").read_text().startswith(
-        "# Sparse Index: cms/post@v / claude-code|anthropic-claude-3.5-sonnet\n# 0 interactions"
+    assert (
+        (folder / "sparse-index.txt")
+        .read_text()
+        .startswith(
+            "# Sparse Index: cms/post@v / claude-code|anthropic-claude-3.5-sonnet\n# 0 interactions"
+        )
     )
     notes, huge = result.run.artifacts
     assert notes.content == "hello" and notes.file.endswith("artifacts/out/notes.txt")

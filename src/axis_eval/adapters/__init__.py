@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from axis_eval.adapters.acp import create_acp_adapter
     from axis_eval.adapters.base import (
         AdapterInput,
         AdapterResult,
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
         StreamContext,
         create_agent_adapter,
     )
-    from axis_eval.adapters.acp import create_acp_adapter
     from axis_eval.report.models import TokenUsage
 
 _EXPORTS = {

@@ -61,6 +61,9 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 @click.option("--no-score", is_flag=True, help="Skip judging.")
 @click.option(
+    "--judge", help="Judge every run with this API model (anthropic:<model>) or agent name."
+)
+@click.option(
     "--grace-seconds",
     type=click.FloatRange(min=0),
     default=5.0,
@@ -79,6 +82,7 @@ def run_command(
     tape: str | None,
     as_json: bool,
     no_score: bool,
+    judge: str | None,
     grace_seconds: float,
     verbose: bool,
 ) -> None:
@@ -115,6 +119,7 @@ def run_command(
                 selection=selection,
                 concurrency=concurrency,
                 score=not no_score,
+                judge=judge,
                 grace_s=grace_seconds,
                 verbose=verbose,
                 json_output=as_json,
@@ -185,6 +190,44 @@ def init_command(scenarios: str, agents: tuple[str, ...], fmt: str, force: bool)
     for path in written:
         click.echo(f"Created {path}")
     click.echo("Run `axis run --dry-run` to see the jobs, then `axis run`.")
+
+
+@cli.command("score")
+@click.argument("report_id")
+@click.option("-c", "--config", "config_path", help="Config file or folder.")
+@click.option("--judge", help="Judge with this API model (anthropic:<model>) or agent name.")
+@click.option("--json", "as_json", is_flag=True, help="Print the updated manifest as JSON.")
+def score_command(
+    report_id: str, config_path: str | None, judge: str | None, as_json: bool
+) -> None:
+    """Score a finished report again from what is on disk (weights, calibration, judge)."""
+    import asyncio
+
+    from axis_eval import AxisError, load_config, read_report
+    from axis_eval.report.render import render_report_detail
+    from axis_eval.runs.rescored import save_rescore
+    from axis_eval.runs.store import report_folder
+    from axis_eval.scoring.rescore import rescore_report
+
+    try:
+        loaded = load_config(config_path)
+        manifest = read_report(loaded.config_dir, report_id)
+        folder = report_folder(loaded.config_dir, manifest.report_id)
+        result = asyncio.run(rescore_report(folder, loaded, judge=judge))
+        updated = save_rescore(folder, result)
+    except AxisError as error:
+        _fail(error)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(
+        f"judge calls: {result.calls} ({result.cached_calls} from the cache), "
+        f"tokens: {result.input_tokens} in / {result.output_tokens} out",
+        err=True,
+    )
+    if as_json:
+        click.echo(updated.model_dump_json(by_alias=True, indent=2))
+    else:
+        click.echo(render_report_detail(updated))
 
 
 def _reports_home(config_path: str | None) -> str:

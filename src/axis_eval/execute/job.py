@@ -27,7 +27,14 @@ from axis_eval.scoring.models import ScoreResult
 
 
 class Scorer(Protocol):
-    """The scoring seam: called after capture, before teardown, while the workspace exists."""
+    """The scoring seam: called after capture, before teardown, while the workspace exists.
+
+    Order for a completed run: ``run_checks`` (deterministic rubric commands), then artifact
+    capture, then ``score`` (the judges; an agent judge may change files, so it runs last).
+    """
+
+    async def run_checks(self, outcome: JobOutcome, workspace: Path) -> Any:
+        """Run the rubric's deterministic checks in the workspace (kept for ``score``)."""
 
     async def score(self, outcome: JobOutcome, workspace: Path) -> ScoreResult | None:
         """A score for a finished run (withheld when a judge failed), or None when unscored.
@@ -178,9 +185,12 @@ async def _run(
     output = await _spawn(spec, ctx, adapter, dirs, env)
     outcome = _outcome(spec, ctx, output, started, dirs)
     outcome.setup_output = setup_notes
-    outcome.artifacts = collect_artifacts(dirs.workspace, spec.artifacts)
-    if ctx.scorer is not None and outcome.status == "completed":
+    scoring = ctx.scorer is not None and outcome.status == "completed"
+    if scoring and ctx.scorer is not None:
         ctx.on_phase(spec, "scoring")
+        await ctx.scorer.run_checks(outcome, dirs.workspace)
+    outcome.artifacts = collect_artifacts(dirs.workspace, spec.artifacts)
+    if scoring and ctx.scorer is not None:
         outcome.score = await ctx.scorer.score(outcome, dirs.workspace)
     outcome.teardown_output = await _teardown(spec, ctx, dirs, phase_args)
     return outcome

@@ -1,12 +1,10 @@
 """What the judges read, grouped into chunks that fit a context, and the calls over them.
 
-The goal judge reads the whole transcript: one block per entry (messages, thinking, each
-tool call with its full input and result). The interaction audit reads the full content of
-each interaction of the sparse index: one block per interaction, headed by its index line.
-When the blocks exceed the judge's context budget (tokens counted as characters / 4), they
-are grouped into consecutive chunks; every chunk's prompt carries the sparse index, so
-interactions elsewhere in the run can still be referred to by id. A single block larger
-than a chunk is cut in the middle, with a marker saying how much was left out.
+When the blocks of a judgment (``prompts.goal_blocks``, ``prompts.audit_blocks``) exceed
+the judge's context budget (tokens counted as characters / 4), they are grouped into
+consecutive chunks; every chunk's prompt carries the sparse index, so interactions
+elsewhere in the run can still be referred to by id. A single block larger than a chunk
+is cut in the middle, with a marker saying how much was left out.
 
 :func:`judge_run` sends one goal judgment and one interaction audit per chunk, all at once,
 and merges the answers into :class:`~axis_eval.scoring.models.JudgeVerdicts`.
@@ -15,11 +13,9 @@ and merges the answers into :class:`~axis_eval.scoring.models.JudgeVerdicts`.
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from axis_eval._util.redact import Redactor
 from axis_eval.config.scenario import Scenario
@@ -38,30 +34,25 @@ from axis_eval.scoring.prompts import (
     AUDIT_SYSTEM,
     GOAL_SYSTEM,
     AuditAnswer,
+    Block,
     GoalAnswer,
     RunFacts,
+    audit_blocks,
     audit_checker,
     audit_request,
+    goal_blocks,
     goal_checker,
     goal_request,
     merge_audits,
     merge_goal,
 )
-from axis_eval.transcript.models import Entry, Transcript
-from axis_eval.transcript.sparse_index import Interaction, SparseIndex
+from axis_eval.transcript.models import Transcript
+from axis_eval.transcript.sparse_index import SparseIndex
 
 CHARS_PER_TOKEN = 4
 """Token estimate used for budgets (the scripted model server counts the same way)."""
 MAX_AUDITS_PER_CHUNK = 120
 """Interactions audited per call at most, so one answer fits the output budget."""
-
-
-@dataclass(frozen=True)
-class Block:
-    """One unit of judge input: an entry (goal) or an interaction (audit)."""
-
-    text: str
-    interaction_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,70 +72,6 @@ class Chunk:
     def interaction_ids(self) -> list[int]:
         """Ids of the interactions whose content this chunk holds, in order."""
         return [i for b in self.blocks for i in b.interaction_ids]
-
-
-def tokens_of(text: str) -> int:
-    """The token estimate of ``text`` (characters / 4, rounded up)."""
-    return -(-len(text) // CHARS_PER_TOKEN)
-
-
-def _json(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _entry_ids(index: SparseIndex) -> dict[int, Interaction]:
-    return {i.entry_index: i for i in index.interactions}
-
-
-def _tool_block(entry: Entry, interaction: Interaction | None, header: str) -> str:
-    call = entry.tool
-    assert call is not None
-    lines = [header]
-    if call.input is not None:
-        lines.append(f"input: {_json(call.input)}")
-    if call.output is None:
-        lines.append("result: (none: the call had not returned when the run ended)")
-    else:
-        lines.append(f"result ({'error' if call.is_error else 'ok'}):\n{call.output}")
-    return "\n".join(lines)
-
-
-def goal_blocks(transcript: Transcript, index: SparseIndex, redactor: Redactor) -> list[Block]:
-    """The whole transcript, one redacted block per entry."""
-    by_entry = _entry_ids(index)
-    blocks: list[Block] = []
-    for n, entry in enumerate(transcript.entries):
-        hit = by_entry.get(n)
-        ids = (hit.id,) if hit else ()
-        if entry.tool is not None:
-            header = f"[TOOL CALL #{hit.id if hit else '?'}: {entry.tool.name}]"
-            text = _tool_block(entry, hit, header)
-        elif entry.type == "error":
-            text = f"[ERROR #{hit.id if hit else '?'}]\n{entry.text or ''}"
-        else:
-            text = f"[{entry.type.upper()}]\n{entry.text or ''}"
-        blocks.append(Block(redactor.text(text), ids))
-    return blocks
-
-
-def audit_blocks(transcript: Transcript, index: SparseIndex, redactor: Redactor) -> list[Block]:
-    """Every interaction's full content, headed by its sparse-index line, redacted."""
-    blocks: list[Block] = []
-    entries = transcript.entries
-    for interaction in index.interactions:
-        header = interaction.line()
-        entry = entries[interaction.entry_index] if interaction.entry_index < len(entries) else None
-        if entry is not None and entry.tool is not None:
-            text = _tool_block(entry, interaction, header)
-        else:
-            text = f"{header}\nerror reported: {entry.text if entry else ''}"
-        blocks.append(Block(redactor.text(text), (interaction.id,)))
-    return blocks
 
 
 def cut_middle(text: str, limit: int) -> str:
@@ -185,9 +112,9 @@ def group(blocks: Sequence[Block], budget_chars: int, max_ids: int | None = None
     return chunks
 
 
-def index_text(index: SparseIndex, budget_chars: int) -> tuple[str, bool]:
-    """The sparse index as text, cut to ``budget_chars`` (and whether it was cut)."""
-    lines = [*index.header(), "", *index.lines()]
+def index_text(index: SparseIndex, budget_chars: int, redactor: Redactor) -> tuple[str, bool]:
+    """The sparse index as redacted text, cut to ``budget_chars`` (and whether it was cut)."""
+    lines = [redactor.text(line) for line in (*index.header(), "", *index.lines())]
     out: list[str] = []
     size = 0
     for n, line in enumerate(lines):
@@ -226,12 +153,17 @@ def _workspace_note(judge: Judge, workspace: Path | None) -> str | None:
 
 
 def _goal_requests(
-    m: RunMaterial, facts: RunFacts, checks: list[str], blocks: list[Block], budget: int
+    m: RunMaterial,
+    facts: RunFacts,
+    checks: list[str],
+    blocks: list[Block],
+    budget: int,
+    redactor: Redactor,
 ) -> tuple[list[JudgeRequest], int]:
     fixed = len(GOAL_SYSTEM) + len(facts.task) + sum(len(c) + 8 for c in checks) + 1000
     if fixed + sum(len(b.text) + 2 for b in blocks) <= budget:
         return [goal_request(facts, checks, "\n\n".join(b.text for b in blocks))], 0
-    index, _ = index_text(m.index, budget // 4)
+    index, _ = index_text(m.index, budget // 4, redactor)
     final = cut_middle(facts.final_result or "", budget // 8)
     facts = RunFacts(facts.scenario, facts.task, final or None, facts.workspace_note)
     parts = group(blocks, budget - fixed - len(index) - len(final))
@@ -242,13 +174,15 @@ def _goal_requests(
     return requests, sum(p.cut for p in parts)
 
 
-def _audit_parts(m: RunMaterial, blocks: list[Block], budget: int) -> tuple[str, list[Chunk]]:
+def _audit_parts(
+    m: RunMaterial, blocks: list[Block], budget: int, redactor: Redactor
+) -> tuple[str, list[Chunk]]:
     fixed = len(AUDIT_SYSTEM) + len(m.scenario.prompt) + 1000
     whole = sum(len(b.text) + 2 for b in blocks)
     if fixed + whole <= budget and len(blocks) <= MAX_AUDITS_PER_CHUNK:
         # One part: each detail block is headed by its index line, so only the header.
-        return "\n".join(m.index.header()), [Chunk(tuple(blocks))]
-    index, _ = index_text(m.index, budget // 4)
+        return redactor.text("\n".join(m.index.header())), [Chunk(tuple(blocks))]
+    index, _ = index_text(m.index, budget // 4, redactor)
     return index, group(blocks, budget - fixed - len(index), MAX_AUDITS_PER_CHUNK)
 
 
@@ -276,52 +210,56 @@ async def judge_run(
     cut = 0
     if judged:
         blocks = goal_blocks(m.transcript, m.index, redactor)
-        goal_reqs, cut = _goal_requests(m, facts, checks, blocks, budget)
+        goal_reqs, cut = _goal_requests(m, facts, checks, blocks, budget, redactor)
     index, audit_parts = "", list[Chunk]()
     if m.index.interactions:
-        index, audit_parts = _audit_parts(m, audit_blocks(m.transcript, m.index, redactor), budget)
+        blocks = audit_blocks(m.transcript, m.index, redactor)
+        index, audit_parts = _audit_parts(m, blocks, budget, redactor)
         cut += sum(p.cut for p in audit_parts)
     known = {i.id for i in m.index.interactions}
     audit_facts = RunFacts(m.scenario.name, task)
     n = len(audit_parts)
+    audit_asks = [
+        (
+            audit_request(audit_facts, index, p.text, part=k, parts=n),
+            audit_checker(p.interaction_ids, known, _categories(m, p)),
+        )
+        for k, p in enumerate(audit_parts, 1)
+    ]
+    goal_check = goal_checker(len(checks))
+    goals, audits = await _ask_all(
+        judge, [(r, goal_check) for r in goal_reqs], audit_asks, meter=meter, cache=cache
+    )
+    notes = _notes(len(goal_reqs), n, cut, context_tokens)
+    return _verdicts(m, goals, audits, audit_parts, meter, notes=notes)
+
+
+async def _ask_all(
+    judge: Judge,
+    goal_asks: list[tuple[JudgeRequest, Callable[[GoalAnswer], None]]],
+    audit_asks: list[tuple[JudgeRequest, Callable[[AuditAnswer], None]]],
+    *,
+    meter: SpendMeter,
+    cache: JudgeCache | None,
+) -> tuple[list[GoalAnswer], list[AuditAnswer]]:
+    """Every request at once; the first :class:`JudgeFailed` cancels the rest."""
     try:
         async with asyncio.TaskGroup() as tg:
             goals = [
                 tg.create_task(
-                    ask_validated(
-                        judge,
-                        r,
-                        GoalAnswer,
-                        check=goal_checker(len(checks)),
-                        meter=meter,
-                        cache=cache,
-                    )
+                    ask_validated(judge, r, GoalAnswer, check=c, meter=meter, cache=cache)
                 )
-                for r in goal_reqs
+                for r, c in goal_asks
             ]
             audits = [
                 tg.create_task(
-                    ask_validated(
-                        judge,
-                        audit_request(audit_facts, index, p.text, part=k, parts=n),
-                        AuditAnswer,
-                        check=audit_checker(p.interaction_ids, known, _categories(m, p)),
-                        meter=meter,
-                        cache=cache,
-                    )
+                    ask_validated(judge, r, AuditAnswer, check=c, meter=meter, cache=cache)
                 )
-                for k, p in enumerate(audit_parts, 1)
+                for r, c in audit_asks
             ]
     except BaseExceptionGroup as group:
         raise _first_failure(group) from None
-    return _verdicts(
-        m,
-        [g.result() for g in goals],
-        [a.result() for a in audits],
-        audit_parts,
-        meter,
-        notes=_notes(len(goal_reqs), n, cut, context_tokens),
-    )
+    return [g.result() for g in goals], [a.result() for a in audits]
 
 
 def _first_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -8,10 +8,11 @@ a second bad answer raises :class:`JudgeFailed`, and the run's score is withheld
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
@@ -73,6 +74,8 @@ class JudgeReply:
     usage: TokenUsage = field(default_factory=TokenUsage)
     cost_usd: float | None = None
     cost_estimated: bool = False
+    truncated: bool = False
+    """The answer stopped at the output limit."""
 
 
 @dataclass(frozen=True)
@@ -280,6 +283,9 @@ def validate_answer(text: str, answer_type: type[A], check: Callable[[A], None])
     return answer
 
 
+_CUT_OFF = " (the answer was cut off at the output limit: keep rationales short)"
+
+
 def _complaint(error: str) -> str:
     return (
         f"{RETRY_MARKER}: your answer could not be used because {error}\n"
@@ -287,6 +293,7 @@ def _complaint(error: str) -> str:
     )
 
 
+@functools.cache
 def schema_digest(answer_type: type[BaseModel]) -> str:
     """A short hash of an answer model's JSON Schema (part of the cache key)."""
     schema = json.dumps(answer_type.model_json_schema(), sort_keys=True)
@@ -324,14 +331,17 @@ async def ask_validated(
     try:
         answer = validate_answer(reply.text, answer_type, check)
     except ValueError as first:
-        retry = request.followed_by(reply.text, _complaint(str(first)))
+        said = reply.text.strip() or "(an empty answer)"  # APIs refuse empty messages
+        problem = str(first) + (_CUT_OFF if reply.truncated else "")
+        retry = request.followed_by(said, _complaint(problem))
         reply = await judge.ask(retry)
         meter.add(reply)
         try:
             answer = validate_answer(reply.text, answer_type, check)
         except ValueError as second:
+            problem = _one_line(str(second)) + (_CUT_OFF if reply.truncated else "")
             raise JudgeFailed(
-                f"the {request.purpose} answer was unusable twice: {_one_line(str(second))}"
+                f"the {request.purpose} answer was unusable twice: {problem}"
             ) from second
     if cache is not None and key is not None:
         cache.put(key, answer.model_dump_json(by_alias=True))
@@ -341,8 +351,3 @@ async def ask_validated(
 def _one_line(text: str, limit: int = 300) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def unique_sorted(values: Sequence[int]) -> list[int]:
-    """Distinct values in ascending order."""
-    return sorted(set(values))

@@ -114,7 +114,7 @@ class ApiJudge:
             cache_read_input=getattr(u, "cache_read_input_tokens", 0) or 0,
             cache_write_input=getattr(u, "cache_creation_input_tokens", 0) or 0,
         )
-        return self._reply(text, usage)
+        return self._reply(text, usage, message.stop_reason == "max_tokens")
 
     async def _openai(self, client: Any, request: JudgeRequest) -> JudgeReply:
         messages = [{"role": "system", "content": request.system}]
@@ -124,6 +124,7 @@ class ApiJudge:
         )
         choices = completion.choices or []
         text = (choices[0].message.content or "") if choices else ""
+        cut = bool(choices) and choices[0].finish_reason == "length"
         u = completion.usage
         usage = TokenUsage()
         if u is not None:
@@ -134,11 +135,17 @@ class ApiJudge:
                 output=u.completion_tokens or 0,
                 cache_read_input=cached,
             )
-        return self._reply(text, usage)
+        return self._reply(text, usage, cut)
 
-    def _reply(self, text: str, usage: TokenUsage) -> JudgeReply:
+    def _reply(self, text: str, usage: TokenUsage, truncated: bool) -> JudgeReply:
         cost = estimate_cost(self._choice.model, usage)
-        return JudgeReply(text=text, usage=usage, cost_usd=cost, cost_estimated=cost is not None)
+        return JudgeReply(
+            text=text,
+            usage=usage,
+            cost_usd=cost,
+            cost_estimated=cost is not None,
+            truncated=truncated,
+        )
 
 
 def _translate(exc: Exception, choice: JudgeChoice) -> Exception:

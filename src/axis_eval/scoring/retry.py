@@ -108,10 +108,14 @@ class AdaptiveLimiter:
         self._streak = 0
         self._last_decrease = float("-inf")
         self._changed: asyncio.Condition | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def _condition(self) -> asyncio.Condition:
-        if self._changed is None:
-            self._changed = asyncio.Condition()
+        loop = asyncio.get_running_loop()
+        if self._changed is None or (self._loop is not loop and self.in_flight == 0):
+            # A condition belongs to one event loop; a new loop (another asyncio.run) gets
+            # a new one, keeping the limit learnt so far.
+            self._changed, self._loop = asyncio.Condition(), loop
         return self._changed
 
     @contextlib.asynccontextmanager

@@ -136,7 +136,9 @@ class JudgeScorer:
         rubric = rubric_of(spec.scenario)
         if outcome.status != "completed" or outcome.failed or not any(c.run for c in rubric):
             return []
-        marker = f"{self.run_token}/{spec.number}"
+        # A marker of their own: cleaning up after the checks must not stop what the
+        # setup started for the judges and the teardown (those carry the job's marker).
+        marker = f"{self.run_token}/{spec.number}/checks"
         env = _check_env(spec, workspace, self.parent_env)
         try:
             verdicts = await run_checks(
