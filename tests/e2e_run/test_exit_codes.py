@@ -185,6 +185,11 @@ def test_the_demo_real_clis_against_the_scripted_model(tmp_path: Path) -> None:
         assert run["status"] == "completed", pair
         if pair["agent"] != "toy":
             assert run["agentVersion"], pair  # the exact CLI version is recorded
+        # Judged by the API judge (official SDK) against the same scripted server's tape:
+        # checks 10 and 9 with equal weights → goal 95.
+        score = run["score"]
+        assert score["withheld"] is False and score["goalAchievement"] == 95, pair
+        assert score["judge"]["kind"] == "api" and score["judge"]["calls"] >= 1, pair
         if pair["scenarioKey"] == "hello-world":
             assert [a["content"] for a in run["artifacts"]] == ["Hello, World!\n"], pair
 
