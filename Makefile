@@ -41,10 +41,41 @@ typecheck: $(STAMP)
 pytest: $(STAMP) agents
 	$(BIN)/pytest -q
 
-test: lint typecheck pytest
+test: system-deps lint typecheck pytest
 
 schemas: $(STAMP)
 	$(BIN)/axis schema --out schemas
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# --- ax-task-runner image (docker/, docs/runner-image.md) ---------------------------------
+.PHONY: build-task-runner system-deps
+TASK_RUNNER_TAG ?= axis-eval/ax-task-runner:dev
+
+# Builds the image with no registry pull (debootstrap base, cached in .cache/ax-task-runner)
+# into the Docker daemon that answers, or into a private one and saves it to a tar there.
+build-task-runner: $(STAMP) system-deps
+	$(BIN)/python docker/build.py --tag $(TASK_RUNNER_TAG)
+
+# docker.io and debootstrap for the image tests: installed when missing and running as
+# root (with service starts blocked, so no system dockerd creates a bridge); otherwise a
+# loud warning, and those tests skip (or fail under CI=true).
+system-deps:
+	@missing=""; \
+	command -v dockerd >/dev/null 2>&1 || missing="$$missing docker.io"; \
+	command -v debootstrap >/dev/null 2>&1 || missing="$$missing debootstrap"; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "system-deps: apt-get install$$missing"; \
+	  policy=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; policy=1; fi; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; } \
+	    || echo "WARNING: system-deps: apt-get install$$missing failed; image tests will skip (fail under CI=true)"; \
+	  if [ -n "$$policy" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+	else \
+	  echo "##########################################################################"; \
+	  echo "# WARNING: missing$$missing, and not root (or no apt-get) to install it."; \
+	  echo "# The ax-task-runner image tests will SKIP (and FAIL under CI=true)."; \
+	  echo "##########################################################################"; \
+	fi

@@ -1,0 +1,85 @@
+"""``ax-task-runner``: flags only; everything else is :func:`ax_task_runner.sources.main_from_cli`.
+
+Kept to argparse and the config model so ``/healthz`` answers within half a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ax_task_runner.config import ENV_OPTIONS, RunnerConfig, _seconds
+
+__all__ = ["build_parser", "main"]
+
+
+def _help(name: str, text: str) -> str:
+    variables = [v for v, (field, _) in ENV_OPTIONS.items() if field == name]
+    default = RunnerConfig.model_fields[name].default
+    shown = "every interface" if default is None and name == "host" else default
+    extra = f"; env {variables[0]}" if variables else ""
+    return f"{text} (default: {shown}{extra})"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; single-dash long forms (``-port 8080``) work as with Go's flags."""
+    p = argparse.ArgumentParser(
+        prog="ax-task-runner",
+        description="AX task runner: prepares workspaces, runs spec.command, serves "
+        "/healthz, /readyz and the task metadata. Specs come from AX_TASK_YAML and "
+        "AX_WORKSPACES_YAML unless files are given.",
+    )
+    p.add_argument("--task-file", "-task-file", help="read the Task from this YAML file")
+    p.add_argument(
+        "--workspace-file",
+        "-workspace-file",
+        action="append",
+        default=[],
+        help="read Workspaces from this YAML file (repeatable, multi-document)",
+    )
+    p.add_argument("--port", "-port", type=int, help=_help("port", "port to listen on"))
+    p.add_argument("--host", "-host", help=_help("host", "address to listen on"))
+    p.add_argument("--workspace-root", help=_help("workspace_root", "the durable volume"))
+    p.add_argument("--state-dir", help=_help("state_dir", "markers and logs"))
+    p.add_argument(
+        "--readiness",
+        choices=["workspace", "serving"],
+        help=_help("readiness", "what plain /readyz waits for"),
+    )
+    p.add_argument(
+        "--stop-grace",
+        dest="stop_grace_s",
+        type=_seconds,
+        help=_help("stop_grace_s", "SIGTERM-to-SIGKILL grace, seconds or 10s"),
+    )
+    p.add_argument("--goal-agent", help=_help("goal_agent", "agent for goal bootstrap"))
+    p.add_argument("--goal-model", help=_help("goal_model", "model for the goal agent"))
+    p.add_argument("--goal-endpoint", help=_help("goal_endpoint", "model API for the goal agent"))
+    p.add_argument(
+        "--bootstrap-timeout",
+        dest="bootstrap_timeout_s",
+        type=_seconds,
+        help=_help("bootstrap_timeout_s", "goal time limit, seconds or 10m"),
+    )
+    p.add_argument("--git-attempts", type=int, help=_help("git_attempts", "tries per repository"))
+    p.add_argument(
+        "--git-retry-delay",
+        dest="git_retry_delay_s",
+        type=_seconds,
+        help=_help("git_retry_delay_s", "pause between tries"),
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``ax-task-runner`` console script."""
+    args = vars(build_parser().parse_args(argv))
+    task_file = args.pop("task_file")
+    workspace_files = args.pop("workspace_file")
+    from ax_task_runner.sources import main_from_cli
+
+    return main_from_cli(args, task_file, workspace_files)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""`ateenv.v1alpha` ProcessService and FileSystemService over the process table and files."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from . import guest_pb2 as pb
+from .files import FileAccess, FileError, FileWriter
+from .h2grpc import CallContext, GrpcError, Method, StatusCode
+from .processes import STDOUT, GuestProcess, ProcessError, ProcessTable
+
+PACKAGE = "ateenv.v1alpha"
+PROCESS_SERVICE = f"{PACKAGE}.ProcessService"
+FILE_SERVICE = f"{PACKAGE}.FileSystemService"
+
+_KINDS = {
+    "not_found": StatusCode.NOT_FOUND,
+    "invalid": StatusCode.INVALID_ARGUMENT,
+    "precondition": StatusCode.FAILED_PRECONDITION,
+    "permission": StatusCode.PERMISSION_DENIED,
+}
+
+
+def _status(exc: ProcessError | FileError) -> GrpcError:
+    return GrpcError(_KINDS.get(exc.kind, StatusCode.INTERNAL), exc.message)
+
+
+def _timestamp(seconds: float) -> Timestamp:
+    ts = Timestamp()
+    ts.seconds = int(seconds)
+    ts.nanos = int((seconds - int(seconds)) * 1e9)
+    return ts
+
+
+def process_message(gp: GuestProcess) -> pb.Process:
+    msg = pb.Process(process_id=gp.process_id, command=gp.command, pid=gp.pid)
+    msg.started_at.CopyFrom(_timestamp(gp.started_at))
+    if gp.exit_code is None:
+        msg.state = pb.PROCESS_STATE_RUNNING
+    else:
+        msg.state = pb.PROCESS_STATE_EXITED
+        msg.exit_code = gp.exit_code
+        if gp.finished_at is not None:
+            msg.finished_at.CopyFrom(_timestamp(gp.finished_at))
+    return msg
+
+
+class GuestServiceImpl:
+    def __init__(self, table: ProcessTable, files: FileAccess) -> None:
+        self.table = table
+        self.files = files
+
+    # -- ProcessService
+
+    async def start_process(self, req: pb.StartProcessRequest, ctx: CallContext) -> pb.Process:
+        timeout = 0.0
+        if req.HasField("timeout"):
+            timeout = req.timeout.seconds + req.timeout.nanos / 1e9
+        try:
+            gp = await self.table.start(
+                list(req.command),
+                cwd=req.cwd,
+                env=dict(req.env),
+                stdin=req.stdin,
+                timeout=max(0.0, timeout),
+            )
+        except ProcessError as exc:
+            raise _status(exc) from exc
+        return process_message(gp)
+
+    async def get_process(self, req: pb.GetProcessRequest, ctx: CallContext) -> pb.Process:
+        try:
+            return process_message(self.table.get(req.process_id))
+        except ProcessError as exc:
+            raise _status(exc) from exc
+
+    async def stream_process_output(
+        self, req: pb.StreamProcessOutputRequest, ctx: CallContext
+    ) -> AsyncIterator[pb.ProcessOutput]:
+        try:
+            gp = self.table.get(req.process_id)
+        except ProcessError as exc:
+            raise _status(exc) from exc
+        async for item in self.table.output(
+            gp,
+            stdout_offset=req.stdout_offset,
+            stderr_offset=req.stderr_offset,
+            follow=req.follow,
+        ):
+            if item is None:
+                out = pb.ProcessOutput()
+                out.exit.CopyFrom(process_message(gp))
+                yield out
+            else:
+                source, data = item
+                yield (
+                    pb.ProcessOutput(stdout=data)
+                    if source == STDOUT
+                    else pb.ProcessOutput(stderr=data)
+                )
+
+    async def write_process_input(
+        self, requests: AsyncIterator[pb.WriteProcessInputRequest], ctx: CallContext
+    ) -> pb.WriteProcessInputResponse:
+        gp: GuestProcess | None = None
+        total = 0
+        try:
+            async for req in requests:
+                if gp is None:
+                    if not req.process_id:
+                        raise GrpcError(
+                            StatusCode.INVALID_ARGUMENT,
+                            "process_id is required on the first message",
+                        )
+                    gp = self.table.get(req.process_id)
+                total += await self.table.write_input(gp, req.data, req.close)
+        except ProcessError as exc:
+            raise _status(exc) from exc
+        return pb.WriteProcessInputResponse(bytes_written=total)
+
+    async def signal_process(self, req: pb.SignalProcessRequest, ctx: CallContext) -> pb.Process:
+        signum = int(req.signal)
+        if signum == pb.SIGNAL_UNSPECIFIED:
+            raise GrpcError(StatusCode.INVALID_ARGUMENT, "signal is required")
+        try:
+            return process_message(self.table.signal(req.process_id, signum))
+        except ProcessError as exc:
+            raise _status(exc) from exc
+
+    # -- FileSystemService
+
+    async def read_file(
+        self, req: pb.ReadFileRequest, ctx: CallContext
+    ) -> AsyncIterator[pb.ReadFileResponse]:
+        try:
+            for chunk in self.files.read_chunks(req.path, req.mode):
+                yield pb.ReadFileResponse(chunk=chunk)
+        except FileError as exc:
+            raise _status(exc) from exc
+
+    async def write_file(
+        self, requests: AsyncIterator[pb.WriteFileRequest], ctx: CallContext
+    ) -> pb.WriteFileResponse:
+        writer: FileWriter | None = None
+        try:
+            async for req in requests:
+                if writer is None:
+                    writer = FileWriter(self.files, req.path, req.mode, req.seek_offset)
+                if req.chunk:
+                    writer.write(req.chunk)
+            if writer is None:
+                raise GrpcError(StatusCode.INVALID_ARGUMENT, "no WriteFileRequest was sent")
+            return pb.WriteFileResponse(bytes_written=writer.written)
+        except FileError as exc:
+            raise _status(exc) from exc
+        finally:
+            if writer is not None:
+                writer.close()
+
+    def methods(self) -> dict[str, Method]:
+        p, f = PROCESS_SERVICE, FILE_SERVICE
+        table: dict[str, Method] = {
+            f"/{p}/StartProcess": Method(pb.StartProcessRequest, pb.Process, self.start_process),
+            f"/{p}/GetProcess": Method(pb.GetProcessRequest, pb.Process, self.get_process),
+            f"/{p}/StreamProcessOutput": Method(
+                pb.StreamProcessOutputRequest,
+                pb.ProcessOutput,
+                self.stream_process_output,
+                server_streaming=True,
+            ),
+            f"/{p}/WriteProcessInput": Method(
+                pb.WriteProcessInputRequest,
+                pb.WriteProcessInputResponse,
+                self.write_process_input,
+                client_streaming=True,
+            ),
+            f"/{p}/SignalProcess": Method(pb.SignalProcessRequest, pb.Process, self.signal_process),
+            f"/{f}/ReadFile": Method(
+                pb.ReadFileRequest, pb.ReadFileResponse, self.read_file, server_streaming=True
+            ),
+            f"/{f}/WriteFile": Method(
+                pb.WriteFileRequest, pb.WriteFileResponse, self.write_file, client_streaming=True
+            ),
+        }
+        return table
+
+
+def method_names() -> list[str]:
+    """Full method names served, from the proto's own service descriptors."""
+    names: list[str] = []
+    for service in pb.DESCRIPTOR.services_by_name.values():
+        names += [f"/{service.full_name}/{m.name}" for m in service.methods]
+    return names

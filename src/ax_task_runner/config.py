@@ -1,0 +1,164 @@
+"""RunnerConfig: everything one run needs, its defaults, and its environment variables.
+
+In a task container the runner is started with no arguments, so every option can also
+be set through a variable (``spec.env`` puts them there); flags win over variables.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ax_task_runner.server import H2cHandler
+from ax_task_runner.spec import Task, Workspace
+
+__all__ = [
+    "DEFAULT_BOOTSTRAP_TIMEOUT_S",
+    "ENV_OPTIONS",
+    "Readiness",
+    "RunnerConfig",
+    "options_from_env",
+    "parse_go_duration",
+]
+
+Readiness = Literal["workspace", "serving"]
+DEFAULT_BOOTSTRAP_TIMEOUT_S = 600.0
+
+Hook = Callable[[Any], Any]
+"""``hook(runner)``; may return an awaitable, which is awaited."""
+
+
+class RunnerConfig(BaseModel):
+    """One run of the task runner (what :func:`ax_task_runner.run_async` takes)."""
+
+    model_config = ConfigDict(
+        arbitrary_types_allowed=True, extra="forbid", use_attribute_docstrings=True
+    )
+
+    task: Task | None = None
+    """The Task; None runs with no command and one implicit workspace at the root."""
+    workspaces: list[Workspace] = Field(default_factory=list)
+    """The bound Workspaces; matched to ``spec.workspaces`` by name."""
+    host: str | None = None
+    """Address to listen on; None or empty means every interface."""
+    port: int = Field(default=80, ge=0, le=65535)
+    """HTTP (and h2c) port; 0 picks a free one."""
+    workspace_root: str = "/workspace"
+    """The durable volume: bindings without a path land at ``<root>/<name>``."""
+    state_dir: str = "/ax"
+    """Markers, git logs and goal output (upstream's ``/ax``)."""
+    readiness: Readiness = "workspace"
+    """``workspace``: plain /readyz is 503 until every workspace is prepared (the
+    document). ``serving``: plain /readyz is 200 once serving; only
+    ``/readyz?check=workspace`` waits (later upstream)."""
+    stop_grace_s: float = Field(default=10.0, ge=0)
+    """Seconds between SIGTERM and SIGKILL for the command's process group."""
+    goal_agent: str = "gemini"
+    """Agent that runs a binding's goal: an axis-eval built-in, module:attr or file.py."""
+    goal_model: str | None = None
+    """Model passed to the goal agent (its own default when unset)."""
+    goal_endpoint: str | None = None
+    """Model API base URL for the goal agent (``AX_MODEL_BASE_URL``)."""
+    bootstrap_timeout_s: float = Field(default=DEFAULT_BOOTSTRAP_TIMEOUT_S, gt=0)
+    """Time limit of one goal bootstrap."""
+    git_attempts: int = Field(default=5, ge=1)
+    """Tries of the git sequence per repository."""
+    git_retry_delay_s: float = Field(default=2.0, ge=0)
+    """Pause between two tries."""
+    export_env: bool = True
+    """Also set ``AX_METADATA_URL`` and ``spec.env`` in this process's environment."""
+    reap_orphans: bool = True
+    """Reap adopted orphans (and become a child subreaper when not PID 1). Turn off when
+    embedding in a program that manages other child processes itself."""
+    h2c_handler: H2cHandler | None = None
+    """Takes connections that open with the HTTP/2 preface; None looks for the guest
+    services module, else such connections are closed."""
+    before_serve: Hook | None = None
+    """Called before the HTTP server starts listening."""
+    after_serve: Hook | None = None
+    """Called once it listens (``runner.port`` is known)."""
+    on_ready: Hook | None = None
+    """Called once every workspace is prepared."""
+    on_command_exit: Hook | None = None
+    """Called with a :class:`~ax_task_runner.supervisor.CommandExit` when the command ends
+    (or could not start)."""
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}
+_UNITS["h"] = 3600.0
+_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds in a Go duration (``90s``, ``10m``, ``1h30m``, ``1.5h``; ``0`` alone).
+
+    Raises:
+        ValueError: not Go duration syntax (a bare number other than 0 needs a unit).
+    """
+    s = text.strip()
+    sign = -1.0 if s.startswith("-") else 1.0
+    s = s.lstrip("+-")
+    if s == "0":
+        return 0.0
+    if not s:
+        raise ValueError(f"invalid duration {text!r}")
+    total, pos = 0.0, 0
+    while pos < len(s):
+        part = _PART.match(s, pos)
+        if part is None:
+            raise ValueError(f"invalid duration {text!r}")
+        total += float(part[1]) * _UNITS[part[2]]
+        pos = part.end()
+    return sign * total
+
+
+def _seconds(text: str) -> float:
+    """A Go duration, or a plain number of seconds (our own options accept both)."""
+    try:
+        return float(text)
+    except ValueError:
+        return parse_go_duration(text)
+
+
+ENV_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "AX_RUNNER_HOST": ("host", str),
+    "AX_RUNNER_PORT": ("port", int),
+    "AX_RUNNER_WORKSPACE_ROOT": ("workspace_root", str),
+    "AX_RUNNER_STATE_DIR": ("state_dir", str),
+    "AX_RUNNER_READINESS": ("readiness", str),
+    "AX_RUNNER_STOP_GRACE": ("stop_grace_s", _seconds),
+    "AX_GOAL_AGENT": ("goal_agent", str),
+    "AX_GOAL_MODEL": ("goal_model", str),
+    "AX_MODEL_BASE_URL": ("goal_endpoint", str),
+    "AX_BOOTSTRAP_TIMEOUT": ("bootstrap_timeout_s", parse_go_duration),
+    "AX_RUNNER_GIT_ATTEMPTS": ("git_attempts", int),
+    "AX_RUNNER_GIT_RETRY_DELAY": ("git_retry_delay_s", _seconds),
+}
+"""Variable → (RunnerConfig field, parser)."""
+
+
+def options_from_env(environ: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """RunnerConfig fields set by variables, and warnings for values that cannot be read.
+
+    An unreadable value keeps the default, with a warning (``AX_BOOTSTRAP_TIMEOUT`` at or
+    below zero too, as upstream does).
+    """
+    out: dict[str, Any] = {}
+    warnings: list[str] = []
+    for variable, (name, parse) in ENV_OPTIONS.items():
+        raw = environ.get(variable, "").strip()
+        if not raw:
+            continue
+        try:
+            value = parse(raw)
+        except ValueError:
+            warnings.append(f"{variable}={raw!r} cannot be read; using the default")
+            continue
+        if name == "bootstrap_timeout_s" and value <= 0:
+            warnings.append(f"{variable}={raw!r} is not positive; using the default")
+            continue
+        out[name] = value
+    return out, warnings
