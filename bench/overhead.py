@@ -30,7 +30,20 @@ import tempfile
 import time
 from pathlib import Path
 
-PYTHON = shutil.which("python3") or sys.executable
+
+def _real_python() -> str:
+    """The interpreter itself, not a pyenv-style shim script (a shim costs ~60 ms a launch)."""
+    found = shutil.which("python3") or sys.executable
+    try:
+        out = subprocess.run(
+            [found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True
+        )
+        return out.stdout.strip() or found
+    except OSError:
+        return found
+
+
+PYTHON = _real_python()
 AGENT = [PYTHON, "-c", "print('ok')"]
 AXIS = str(Path(sys.executable).with_name("axis"))
 

@@ -46,8 +46,8 @@ def create_job_dirs(base: str | None = None) -> JobDirs:
     dirs = JobDirs(root=root, workspace=root / "work", home=root / "home", tmp=root / "tmp")
     for folder in (dirs.workspace, dirs.home, dirs.tmp):
         folder.mkdir()
-    for sub in AGENT_CONFIG_DIRS.values():
-        (dirs.home / sub).mkdir()
+    # The agent config folders (AGENT_CONFIG_DIRS) are created by the adapters that use
+    # them: three mkdir() calls per job are a measurable share of an instant job's cost.
     return dirs
 
 
