@@ -173,4 +173,9 @@ def make_h2c_handler(context: GuestContext) -> GuestServices:
     started processes. The server already counts each h2c connection in
     ``context.activity``.
     """
-    return GuestServices(enabled=context.debug, workspace=context.workspace, env=context.env)
+    return GuestServices(
+        enabled=context.debug,
+        workspace=context.workspace,
+        env=context.env,
+        http_fallback=getattr(context, "http_fallback", None),
+    )

@@ -226,7 +226,10 @@ class Runner:
             factory = getattr(module, "make_h2c_handler", None)
             if factory is not None:
                 debug = bool(self.config.task and self.config.task.spec.debug)
-                context = GuestContext(debug, self.workspace, self.env, self.state.activity)
+                fallback = self._server.respond_h2 if self._server is not None else None
+                context = GuestContext(
+                    debug, self.workspace, self.env, self.state.activity, fallback
+                )
                 handler = factory(context)
         except ModuleNotFoundError as exc:
             if exc.name != GUEST_MODULE:

@@ -13,7 +13,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import Literal
@@ -115,6 +115,11 @@ class GuestContext:
     """Environment for started processes: the runner's, ``AX_METADATA_URL``, ``spec.env``."""
     activity: Activity
     """Count calls with ``begin()``/``end()`` for the status endpoint, if wanted."""
+    http_fallback: (
+        Callable[[str, str, Mapping[str, str]], Awaitable[tuple[int, list[tuple[str, str]], bytes]]]
+        | None
+    ) = None
+    """Serves plain (non-gRPC) HTTP/2 requests with the same routes as HTTP/1.1."""
 
 
 @dataclass(frozen=True)
@@ -294,6 +299,15 @@ class MetadataServer:
             if not keep:
                 return
             timeout_s = _KEEP_ALIVE_S
+
+    async def respond_h2(
+        self, method: str, target: str, headers: Mapping[str, str]
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        """The same routes for a plain HTTP/2 request (the h2c connection's fallback)."""
+        response = self.respond(target)
+        extra = [("x-content-type-options", "nosniff")] if response.nosniff else []
+        body = b"" if method == "HEAD" else response.body
+        return response.status, [("content-type", response.content_type), *extra], body
 
     def respond(self, target: str) -> _Response:
         """The response to a request for ``target`` (any method; HEAD drops the body)."""

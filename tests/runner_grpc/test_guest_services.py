@@ -279,3 +279,46 @@ def test_guest_processes_end_with_the_runner(tmp_path: Path) -> None:
     while _alive(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(proc.pid)
+
+
+def _h2c_get(port: int, path: str) -> tuple[int, bytes]:
+    """A plain (non-gRPC) HTTP/2 GET over h2c with prior knowledge, using hyper-h2."""
+    import socket
+
+    import h2.config
+    import h2.connection
+    import h2.events
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    conn.initiate_connection()
+    conn.send_headers(
+        1,
+        [(":method", "GET"), (":path", path), (":scheme", "http"), (":authority", "x")],
+        end_stream=True,
+    )
+    sock.sendall(conn.data_to_send())
+    status, body, done = 0, b"", False
+    while not done:
+        data = sock.recv(65536)
+        if not data:
+            break
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived):
+                status = int(dict(event.headers)[b":status"])
+            elif isinstance(event, h2.events.DataReceived):
+                body += event.data
+                conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded):
+                done = True
+        sock.sendall(conn.data_to_send())
+    sock.close()
+    return status, body
+
+
+def test_plain_http2_requests_reach_the_same_routes(debug_runner: Runner) -> None:
+    """h2c multiplexes the HTTP endpoints with gRPC: /healthz over HTTP/2 answers like HTTP/1."""
+    assert _h2c_get(debug_runner.port, "/healthz") == (200, b"ok\n")
+    status, body = _h2c_get(debug_runner.port, "/metadata/v1alpha1/ax/task")
+    assert status == 200 and b"spec" in body
+    assert _h2c_get(debug_runner.port, "/nope")[0] == 404
