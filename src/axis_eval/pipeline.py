@@ -39,7 +39,6 @@ from axis_eval.report.models import ErrorKind, ReportManifest
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
 from axis_eval.runs.writer import ReportWriter
-from axis_eval.scoring.scorer import JudgeScorer, preflight_judging
 
 
 class RunAborted(AxisError):
@@ -221,6 +220,10 @@ async def run_async(options: RunOptions) -> RunOutcome:
         adapters = preflight(the_plan, loaded, environ)
         judge_adapters: dict[str, AgentAdapter[Any]] = {}
         if options.score and options.scorer is None:
+            from axis_eval.scoring.scorer import (
+                preflight_judging,
+            )  # the judging stack: only to score
+
             judge_adapters = preflight_judging(
                 loaded,
                 _unique_agents(the_plan),
@@ -298,6 +301,8 @@ async def _execute(
 
     scorer = options.scorer
     if options.score and scorer is None:
+        from axis_eval.scoring.scorer import JudgeScorer
+
         scorer = JudgeScorer.for_config(
             loaded,
             judge_adapters,
