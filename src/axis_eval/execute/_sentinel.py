@@ -1,7 +1,8 @@
 """Watchdog process that SIGKILLs a run's agents once the harness that started it is gone.
 
-Run as ``python -m axis_eval.execute._sentinel <run_token>`` by
-:meth:`axis_eval.execute.process.Sentinel.start`, in its own session, with a pipe on stdin
+Started by :meth:`axis_eval.execute.process.Sentinel.start` (in an isolated interpreter,
+without the package ``__init__``s; ``python -m axis_eval.execute._sentinel <run_token>``
+works too), in its own session, with a pipe on stdin
 whose write end only the harness holds. It prints ``ready``, then blocks reading stdin. EOF
 means the harness exited or died (even by SIGKILL): the sentinel then kills every process
 whose environment has an ``AXIS_JOB_MARKER=<run_token>/...`` entry, sweeping until a few

@@ -466,6 +466,21 @@ class OrphanReaper:
         await self.stop()
 
 
+_SENTINEL_BOOT = """\
+import sys, types
+folder = sys.argv.pop(1)
+for name, path in (("axis_eval", folder.rpartition("/")[0]), ("axis_eval.execute", folder)):
+    package = types.ModuleType(name)
+    package.__path__ = [path]
+    sys.modules[name] = package
+from axis_eval.execute._sentinel import main
+sys.exit(main())
+"""
+"""Starts the watchdog in an isolated interpreter without site-packages (``-I -S``): stub
+packages stand in for ``axis_eval`` and ``axis_eval.execute`` so only the two stdlib-only
+modules load, and it is ready in about the time of a bare ``python -c pass``."""
+
+
 class Sentinel:
     """Watchdog process that SIGKILLs this run's agents when the harness dies.
 
@@ -482,12 +497,12 @@ class Sentinel:
     @classmethod
     async def start(cls, run_token: str, *, timeout_s: float = 10.0) -> Sentinel:
         """Start the watchdog for ``run_token`` and wait until it is listening."""
-        env = dict(os.environ)
-        src = Path(__file__).resolve().parents[2]  # make sure the child can import us
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
-        argv = [sys.executable, "-m", "axis_eval.execute._sentinel", run_token]
+        package = Path(__file__).resolve().parent
+        argv = [sys.executable, "-I", "-S", "-c", _SENTINEL_BOOT, str(package), run_token]
         try:
-            transport, protocol = await _exec(argv, cwd=None, env=env, stdin=subprocess.PIPE)
+            transport, protocol = await _exec(
+                argv, cwd=None, env=dict(os.environ), stdin=subprocess.PIPE
+            )
         except OSError as exc:
             raise SpawnFailed(f"cannot start the sentinel: {exc}") from exc
         sentinel = cls(transport, protocol)
