@@ -37,6 +37,7 @@ from axis_eval.planning.models import AgentSpec, JobSpec, Plan
 from axis_eval.progress import Display, NullDisplay
 from axis_eval.report.models import ErrorKind, ReportManifest
 from axis_eval.report.outcome import exit_code_for
+from axis_eval.runs.aggregate import PassGate
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
 from axis_eval.runs.writer import ReportWriter
 
@@ -66,6 +67,10 @@ class RunOptions:
     """The parent environment (default ``os.environ``)."""
     handle_signals: bool = True
     """Install SIGINT/SIGTERM handlers (first: cancel; second: exit at once)."""
+    pass_score: int = 75
+    """``--pass-score``: a run passes (for pass@k / pass^k) when its composite reaches it."""
+    min_pass_rate: float | None = None
+    """``--min-pass-rate``: a pair whose runs pass less often than this fails (exit 1)."""
 
 
 @dataclass
@@ -283,7 +288,9 @@ async def _execute(
         raise RunAborted(f"beforeAll failed: {error}")
     root = reports_root(loaded.config_dir)
     store = ReportStore(root / new_report_id(root), _redactor(the_plan, adapters, environ))
-    writer = ReportWriter(store, the_plan, loaded)
+    writer = ReportWriter(
+        store, the_plan, loaded, gate=PassGate(options.pass_score, options.min_pass_rate)
+    )
     writer.manifest.before_all_output = notes
     stop = StopSignal()
     budget = _Budget(

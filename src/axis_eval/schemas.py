@@ -6,17 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCHEMA_NAMES = ("config", "scenario", "report", "result", "tape")
+SCHEMA_NAMES = ("config", "scenario", "report", "result", "tape", "baseline")
 
 
 def schema_for(name: str) -> dict[str, Any]:
     """The JSON Schema of one format: config, scenario, report (``report.json``), result or
-    tape (a scripted model for ``axis model-server``)."""
+    tape (a scripted model for ``axis model-server``) or baseline."""
     from pydantic import BaseModel
 
     from axis_eval.config.models import Config
     from axis_eval.config.scenario import ScenarioInput
     from axis_eval.report.models import ReportManifest, RunResult
+    from axis_eval.runs.baseline_models import Baseline
     from axis_model_server.tape import Tape
 
     models: dict[str, tuple[type[BaseModel], str, str]] = {
@@ -25,6 +26,7 @@ def schema_for(name: str) -> dict[str, Any]:
         "report": (ReportManifest, "serialization", "report.json"),
         "result": (RunResult, "serialization", "A run's result.json"),
         "tape": (Tape, "validation", "A tape for axis model-server"),
+        "baseline": (Baseline, "serialization", "A baseline (.axis/baselines/<name>.json)"),
     }
     if name not in models:
         raise KeyError(name)

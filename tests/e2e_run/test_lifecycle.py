@@ -143,7 +143,7 @@ def test_before_all_and_after_all_run_once_with_the_counts(tmp_path: Path) -> No
             }
         ],
     )
-    done = run_cli(root, env=cli_env())
+    done = run_cli(root, "--no-score", env=cli_env())
     assert done.exit_code == 1, done.stderr
     report = report_dirs(root)
     assert len(report) == 1
@@ -175,6 +175,6 @@ def test_a_missing_required_variable_fails_preflight(tmp_path: Path) -> None:
     assert not (root / "before-all-ran").exists()  # nothing ran, not even beforeAll
 
     # With the variable set the same project runs.
-    done = run_cli(root, env=cli_env(E2E_SOME_KEY="k-123"))
+    done = run_cli(root, "--no-score", env=cli_env(E2E_SOME_KEY="k-123"))
     assert done.exit_code == 0, done.stderr
     assert (root / "before-all-ran").exists()

@@ -90,7 +90,7 @@ def test_tape_flag_turns_any_config_into_a_dry_run(tmp_path: Path) -> None:
     without = run_cli(root, env=env)
     assert without.exit_code == 2  # no key, no server: pre-flight stops it
     assert "ANTHROPIC_API_KEY" in (without.stdout + without.stderr)
-    done = run_cli(root, "--tape", str(root / "tape.yaml"), env=env)
+    done = run_cli(root, "--tape", str(root / "tape.yaml"), "--no-score", env=env)
     assert done.exit_code == 0, done.stdout + done.stderr
     manifest = read_json(only_report(root) / "report.json")
     assert manifest["results"][0]["runs"][0]["result"] == "Hello from the tape."

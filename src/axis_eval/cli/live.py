@@ -7,6 +7,7 @@ final frame and ``report.json`` agree by construction.
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from typing import Any, TextIO
 
 from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.progress import JobView, Phase
+from axis_eval.runs.aggregate import pick_representative, round_half_up
+from axis_eval.scoring.models import ScoreResult
 
 ICONS = {
     "pending": "○",
@@ -41,6 +44,60 @@ class _Pair:
     started: float | None = None
     ended_ms: int | None = None
     tokens: int = 0
+    scores: dict[int, float] = field(default_factory=dict)
+    """Run index → composite of the runs that completed and were scored (not withheld)."""
+    judged: set[int] = field(default_factory=set)
+    """Runs that carry a score, withheld or not (scoring is on)."""
+
+    def record(self, run_index: int, view: JobView) -> None:
+        """A run finished: keep its state and, when it scored, its composite."""
+        self.state[run_index] = view.status
+        score = getattr(view, "score", None)
+        if isinstance(score, ScoreResult):
+            self.judged.add(run_index)
+            if view.status == "completed" and not score.withheld and score.axis_score is not None:
+                self.scores[run_index] = float(score.axis_score)
+
+    def finished(self) -> bool:
+        return len(self.state) >= self.runs and all(
+            s in ("completed", "failed", "cancelled") for s in self.state.values()
+        )
+
+    def representative(self) -> int | None:
+        """The same pick as the report's (one selection function for both)."""
+        return pick_representative(self.scores)
+
+    def chip(self, index: int, rep: int | None) -> str:
+        state = self.state.get(index, "pending")
+        if state != "completed":
+            return ICONS[state]
+        if index in self.scores:
+            star = "*" if index == rep else ""
+            return f"{self.scores[index]:g}✓{star}"
+        return "?✓" if index in self.judged else "✓"
+
+    def progress(self) -> str:
+        """``2/3 · med 86   [87✓ 84✓ ●]``: succeeded/total, running median, a chip per run.
+
+        While runs are under way the median is rounded half-up, as the seed shows it. Once
+        every run finished the headline is the representative's own composite (the report's
+        headline); when the scored runs are even in number the median, a midpoint, follows
+        in brackets: ``2/3 · 84 (med 85.5)``. The representative's chip carries ``*``.
+        """
+        done = self.finished()
+        rep = self.representative() if done else None
+        ok = len(self.scores) if self.judged else sum(s == "completed" for s in self.state.values())
+        parts = [f"{ok}/{self.runs}"]
+        if self.scores:
+            median = statistics.median(self.scores.values())
+            if rep is None:
+                parts.append(f"med {round_half_up(median)}")
+            elif self.scores[rep] == median:
+                parts.append(f"med {self.scores[rep]:g}")
+            else:
+                parts.append(f"{self.scores[rep]:g} (med {round(median, 1):g})")
+        chips = " ".join(self.chip(i, rep) for i in range(1, self.runs + 1))
+        return f"{' · '.join(parts)}   [{chips}]"
 
     def status(self) -> str:
         states = list(self.state.values())
@@ -105,6 +162,10 @@ class PlainDisplay:
         )
         if view.error:
             line += f"\n    ↳ {view.error.splitlines()[0][:160]}"
+        pair = self.t.pair(job)
+        pair.record(job.run_index, view)
+        if pair.runs > 1 and pair.finished():
+            line += f"\n    ↳ {job.scenario.key}  {job.agent.name}  {pair.progress()}"
         self._print(line)
 
     def message(self, text: str) -> None:
@@ -145,7 +206,7 @@ class LiveDisplay:
 
     def finished(self, job: JobSpec, view: JobView) -> None:
         pair = self.t.pair(job)
-        pair.state[job.run_index] = view.status
+        pair.record(job.run_index, view)
         pair.tokens = max(pair.tokens, view.tokens)
         self.t.done += 1
         if pair.status() in ("completed", "failed", "cancelled"):
@@ -174,14 +235,13 @@ class LiveDisplay:
         )
         for p in shown:
             status = p.status()
-            chips = " ".join(ICONS[p.state.get(i, "pending")] for i in range(1, p.runs + 1))
             elapsed = _duration((time.monotonic() - p.started) * 1000) if p.started else "-"
             color = {"completed": "green", "failed": "red", "cancelled": "yellow"}.get(status, "")
             table.add_row(
                 f"[{color}]{ICONS[status]}[/]" if color else ICONS[status],
                 p.key,
                 p.agent,
-                f"[{chips}]" if p.runs > 1 else status,
+                p.progress() if p.runs > 1 else _single(p, status),
                 elapsed,
                 f"~{p.tokens:,} tok",
             )
@@ -195,6 +255,11 @@ class LiveDisplay:
         outer.add_row(table)
         outer.add_row(footer)
         return outer
+
+
+def _single(pair: _Pair, status: str) -> str:
+    score = pair.scores.get(1)
+    return status if score is None else f"{status} {score:g}"
 
 
 def make_display(verbose: bool = False) -> PlainDisplay | LiveDisplay:

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import click
 
 from axis_eval._version import __version__
+from axis_eval.cli.baseline import baseline_group, compare_after_run
 
 
 def _warn(lines: list[str]) -> None:
@@ -70,6 +71,27 @@ def cli() -> None:
     show_default=True,
     help="Time between SIGTERM and SIGKILL when an agent is stopped.",
 )
+@click.option(
+    "--pass-score",
+    type=click.IntRange(0, 100),
+    default=75,
+    show_default=True,
+    help="A run passes (for pass@k and pass^k) when its composite reaches this.",
+)
+@click.option(
+    "--min-pass-rate",
+    type=click.FloatRange(0, 1),
+    help="Fail a pair whose runs pass less often than this fraction (e.g. 0.67).",
+)
+@click.option(
+    "--compare-baseline",
+    "compare_baseline",
+    is_flag=False,
+    flag_value="default",
+    default=None,
+    metavar="[NAME]",
+    help="After the run, compare with this baseline (bare: default); exit 1 on regression.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log each step to stderr.")
 def run_command(
     config_path: str | None,
@@ -84,6 +106,9 @@ def run_command(
     no_score: bool,
     judge: str | None,
     grace_seconds: float,
+    pass_score: int,
+    min_pass_rate: float | None,
+    compare_baseline: str | None,
     verbose: bool,
 ) -> None:
     """Run every scenario × agent pair and write a report."""
@@ -123,6 +148,8 @@ def run_command(
                 grace_s=grace_seconds,
                 verbose=verbose,
                 json_output=as_json,
+                pass_score=pass_score,
+                min_pass_rate=min_pass_rate,
             )
         )
     except AxisError as error:
@@ -135,14 +162,23 @@ def run_command(
         click.echo(render_report_detail(outcome.manifest), err=True)
     click.echo(f"  Report saved: {outcome.report_dir}", err=True)
     click.echo(f"  View details: axis reports {outcome.manifest.report_id}", err=True)
-    sys.exit(outcome.exit_code)
+    exit_code = outcome.exit_code
+    if compare_baseline is not None and no_score:
+        _warn([f"--compare-baseline {compare_baseline} skipped: --no-score scored nothing"])
+    elif compare_baseline is not None:
+        try:
+            if compare_after_run(outcome.manifest.config_dir, compare_baseline, outcome.manifest):
+                exit_code = exit_code or 1
+        except AxisError as error:
+            _fail(error)
+    sys.exit(exit_code)
 
 
 @cli.command("schema")
 @click.argument(
     "name",
     required=False,
-    type=click.Choice(["config", "scenario", "report", "result", "tape"]),
+    type=click.Choice(["config", "scenario", "report", "result", "tape", "baseline"]),
 )
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Write files here.")
 def schema_command(name: str | None, out_dir: str | None) -> None:
@@ -245,17 +281,25 @@ def _reports_home(config_path: str | None) -> str:
 
 
 @cli.command("reports")
-@click.argument("report_id", required=False)
+@click.argument("args", nargs=-1, metavar="[ID | diff A B]")
 @click.option("-c", "--config", "config_path", help="Config file or folder (locates .axis/).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True)
 def reports_command(
-    report_id: str | None, config_path: str | None, as_json: bool, limit: int
+    args: tuple[str, ...], config_path: str | None, as_json: bool, limit: int
 ) -> None:
-    """List reports, or show one (ID or `latest`)."""
+    """List reports, show one (ID or `latest`), or `diff A B`: per-pair deltas from A to B."""
     from axis_eval import AxisError, list_reports, read_report
     from axis_eval.report.render import render_report_detail, render_report_list
 
+    if args and args[0] == "diff":
+        if len(args) != 3:
+            raise click.UsageError("usage: axis reports diff A B")
+        _reports_diff(args[1], args[2], config_path, as_json)
+        return
+    if len(args) > 1:
+        raise click.UsageError(f"unexpected arguments: {' '.join(args[1:])}")
+    report_id = args[0] if args else None
     try:
         config_dir = _reports_home(config_path)
         if report_id is None:
@@ -273,6 +317,21 @@ def reports_command(
         click.echo(manifest.model_dump_json(by_alias=True, indent=2))
     else:
         click.echo(render_report_detail(manifest))
+
+
+def _reports_diff(a_id: str, b_id: str, config_path: str | None, as_json: bool) -> None:
+    from axis_eval import AxisError, read_report
+    from axis_eval.report.render import diff_reports, render_report_diff
+
+    try:
+        config_dir = _reports_home(config_path)
+        diff = diff_reports(read_report(config_dir, a_id), read_report(config_dir, b_id))
+    except AxisError as error:
+        _fail(error)
+    if as_json:
+        click.echo(diff.model_dump_json(by_alias=True, indent=2))
+    else:
+        click.echo(render_report_diff(diff))
 
 
 @cli.group("agents")
@@ -337,6 +396,9 @@ def model_server_command(tape_path: str, port: int, log_path: str | None) -> Non
     except TapeError as error:
         _fail(error)
     sys.exit(serve(tape, tape_label=tape_path, port=port, log_path=log_path))
+
+
+cli.add_command(baseline_group)
 
 
 def main() -> None:

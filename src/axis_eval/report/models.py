@@ -106,11 +106,59 @@ class RunEntry(OutputModel):
 
 
 class Reliability(OutputModel):
-    """Runs that produced a score out of the runs that count."""
+    """Runs that succeeded out of the runs that count.
+
+    Succeeded: scored (with ``--no-score``: completed). Withheld runs (the judge failed) and
+    cancelled runs leave the denominator; failed runs count against it.
+    """
 
     succeeded: int
     total: int
     withheld: int = 0
+
+
+class SpreadStats(OutputModel):
+    """Statistics of the scored runs' composites, rounded to 2 decimals (AXIS's shape)."""
+
+    median: float
+    """The median; with an even number of scored runs a midpoint no run earned."""
+    min: float
+    max: float
+    mean: float
+    stdev: float | None = None
+    """Sample standard deviation (n − 1); None below two scored runs (noise unmeasured)."""
+
+
+class Spread(OutputModel):
+    """How a pair's scored runs spread around the representative."""
+
+    n: int
+    """Scored runs (completed, not withheld): the sample the statistics describe."""
+    axis_score: SpreadStats
+    representative_run_index: int | None = None
+
+
+class PassRates(OutputModel):
+    """Beyond AXIS: how often a pair's runs pass, and the optional per-pair gate.
+
+    A run passes when its composite reaches ``passScore``. ``n`` counts the runs that also
+    count for reliability (finished, not withheld): a crash is a run that did not pass. With
+    ``c`` passing of ``n``, the unbiased estimators are ``pass@k = 1 − C(n−c, k) / C(n, k)``
+    (at least one of k runs drawn without replacement passes) and ``pass^k = C(c, k) / C(n, k)``
+    (all k pass); the lists hold k = 1 … n.
+    """
+
+    pass_score: int = 75
+    min_pass_rate: float | None = None
+    """``--min-pass-rate``: below it the pair fails (None: no gate)."""
+    n: int = 0
+    passed: int = 0
+    rate: float | None = None
+    """``passed / n`` (= pass@1), rounded to 4 decimals; None when no run counts."""
+    pass_at_k: list[float] = Field(default_factory=list)
+    pass_hat_k: list[float] = Field(default_factory=list)
+    gate_failed: bool = False
+    """The pass rate fell below ``minPassRate``: the pair is failed."""
 
 
 class PairEntry(OutputModel):
@@ -145,7 +193,10 @@ class PairEntry(OutputModel):
     resolved_config: dict[str, Any]
     runs: list[RunEntry] = Field(default_factory=list)
     reliability: Reliability | None = None
-    spread: dict[str, Any] | None = None
+    spread: Spread | None = None
+    """Statistics over the scored runs; None until a run is scored."""
+    pass_rates: PassRates | None = None
+    """pass@k / pass^k over the runs; None without scores (``--no-score``)."""
 
 
 class Summary(OutputModel):
@@ -227,3 +278,45 @@ class RunResult(OutputModel):
     """Where the agent ran (deleted after the job)."""
     files: dict[str, str] = Field(default_factory=dict)
     """Other files of this run (transcript, raw output, stderr), relative to the report."""
+
+
+DiffVerdict = Literal["improved", "regressed", "unchanged", "mixed", "unscored", "new", "vanished"]
+
+
+class DimensionDelta(OutputModel):
+    """One score of a pair in two reports: composite (``axisScore``) or a dimension."""
+
+    name: str
+    """``axisScore``, ``goalAchievement``, ``environment``, ``service`` or ``agent``."""
+    a: int | None = None
+    b: int | None = None
+    delta: int | None = None
+    """``b − a``; None when either side has no score."""
+    noise: float = 1.0
+    """The tolerance: max(1, 2σ) of report A's runs for this score."""
+    changed: bool = False
+    """``|delta| > noise``: a change beyond the measured noise."""
+
+
+class PairDiff(OutputModel):
+    """One (scenario, agent) pair in ``axis reports diff A B``."""
+
+    scenario_key: str
+    agent_name: str
+    verdict: DiffVerdict
+    runs_a: int = 0
+    runs_b: int = 0
+    noise_measured: bool = False
+    """False when report A scored fewer than two runs: the floor of 1 applies."""
+    deltas: list[DimensionDelta] = Field(default_factory=list)
+    reliability_a: Reliability | None = None
+    reliability_b: Reliability | None = None
+
+
+class ReportDiff(OutputModel):
+    """``axis reports diff A B --json``: per-pair deltas from report A to report B."""
+
+    report_a: str
+    report_b: str
+    pairs: list[PairDiff] = Field(default_factory=list)
+    """Pairs in both reports, then new ones (only in B), then vanished ones (only in A)."""

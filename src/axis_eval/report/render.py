@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from axis_eval.planning.models import Plan
-from axis_eval.report.models import PairEntry, ReportManifest
+from axis_eval.report.models import PairDiff, PairEntry, ReportDiff, ReportManifest
+from axis_eval.runs.aggregate import describe_reliability
+from axis_eval.runs.aggregate import diff_reports as diff_reports  # for the CLI
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -176,6 +178,7 @@ def render_report_detail(m: ReportManifest) -> str:
     lines += table[:2]
     for entry, row_line in zip(m.results, table[2:], strict=True):
         lines.append(row_line)
+        lines.extend(repeat_lines(entry))
         if entry.error:
             lines.append(f"    ↳ {entry.error.splitlines()[0][:120]}")
         elif entry.score is not None and entry.score.withheld:
@@ -185,4 +188,98 @@ def render_report_detail(m: ReportManifest) -> str:
     if m.load_failures:
         lines += ["", f"Failed to load ({len(m.load_failures)}):"]
         lines += [f"  {f.path}: {f.error}" for f in m.load_failures]
+    return "\n".join(lines)
+
+
+def _num(value: float) -> str:
+    """87 → ``87``, 85.5 → ``85.5`` (at most one decimal, as the seed prints)."""
+    return f"{round(value, 1):g}"
+
+
+def _run_cell(entry: PairEntry, index: int) -> str:
+    run = next((r for r in entry.runs if r.run_index == index), None)
+    if run is None or run.status == "cancelled":
+        return f"#{index} -"
+    if run.status == "failed":
+        return f"#{index} ✗"
+    if run.score is None:
+        mark = "✓"
+    elif run.score.withheld:
+        mark = "withheld"
+    else:
+        mark = "-" if run.score.axis_score is None else str(run.score.axis_score)
+    star = "*" if index == entry.representative_run_index else ""
+    return f"#{index} {mark}{star}"
+
+
+def repeat_lines(entry: PairEntry) -> list[str]:
+    """Under a repeated pair: the spread, every run's composite, reliability and pass rates.
+
+    ``↳ 3 runs · representative #2 · median 87 · range 81-92 · σ 5.5`` then
+    ``runs: #1 81, #2 87*, #3 92   (* representative)``. The row above shows the
+    representative's own composite; with an even number of scored runs the median shown
+    here is a midpoint between two runs.
+    """
+    if entry.run_count <= 1:
+        return []
+    head = [f"{entry.run_count} runs"]
+    if entry.representative_run_index is not None:
+        head.append(f"representative #{entry.representative_run_index}")
+    sp = entry.spread
+    if sp is not None:
+        stats = sp.axis_score
+        head.append(f"median {_num(stats.median)}")
+        head.append(f"range {_num(stats.min)}-{_num(stats.max)}")
+        head.append("σ -" if stats.stdev is None else f"σ {stats.stdev:.1f}")
+    lines = ["  ↳ " + " · ".join(head)]
+    cells = ", ".join(_run_cell(entry, i) for i in range(1, entry.run_count + 1))
+    star = "   (* representative)" if entry.representative_run_index is not None else ""
+    lines.append(f"    runs: {cells}{star}")
+    rel = entry.reliability
+    rates = entry.pass_rates
+    if rel is not None and (rel.succeeded < rel.total or rel.withheld or rates is not None):
+        tail = [describe_reliability(rel, scored=rates is not None)]
+        if rates is not None and rates.n:
+            k = rates.n
+            tail.append(
+                f"pass@{k} {rates.pass_at_k[-1]:.2f} · pass^{k} {rates.pass_hat_k[-1]:.2f} "
+                f"· {rates.passed}/{rates.n} ≥ {rates.pass_score}"
+            )
+        lines.append("    " + " · ".join(tail))
+    return lines
+
+
+def _delta(value: int | None, changed: bool) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+d}" + ("*" if changed else "")
+
+
+def _diff_row(p: PairDiff) -> list[str]:
+    if p.verdict in ("new", "vanished"):
+        return [p.scenario_key, p.agent_name, "-", "-", "-", "-", "-", "-", "-", "-", p.verdict]
+    head = p.deltas[0]
+    cells = [_delta(d.delta, d.changed) for d in p.deltas]
+    noise = f"±{head.noise:g}" + ("" if p.noise_measured else " (unmeasured)")
+    a = "-" if head.a is None else str(head.a)
+    b = "-" if head.b is None else str(head.b)
+    return [p.scenario_key, p.agent_name, a, b, *cells, noise, p.verdict]
+
+
+def render_report_diff(diff: ReportDiff) -> str:
+    """``axis reports diff A B``: per-pair deltas; ``*`` marks a change beyond the noise."""
+    lines = [f"AXIS Report diff: {diff.report_a} → {diff.report_b}", ""]
+    rows = [_diff_row(p) for p in diff.pairs]
+    headers = ["Scenario", "Agent", "A", "B", "ΔAXIS", "ΔGoal", "ΔEnv", "ΔSvc", "ΔAgent"]
+    lines += _table([*headers, "noise", "verdict"], rows)
+    lines += [
+        "",
+        "* beyond the noise band max(1, 2σ of report A's runs; the column shows the "
+        "composite's, each dimension uses its own σ).",
+        "  A pair with one scored run in A has no measured σ (noise unmeasured): floor of 1.",
+    ]
+    for verdict in ("new", "vanished"):
+        names = [f"{p.scenario_key} × {p.agent_name}" for p in diff.pairs if p.verdict == verdict]
+        if names:
+            lines.append(f"{verdict.capitalize()} pairs ({len(names)}): {', '.join(names)}")
     return "\n".join(lines)

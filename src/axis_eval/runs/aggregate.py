@@ -1,11 +1,43 @@
-"""From runs to pairs: the representative run, pair status, reliability and the summary."""
+"""From runs to pairs: the representative run, spread, reliability, pass rates, the summary.
+
+One selection function (:func:`pick_representative`) serves both the live view and the
+report, so the final live row and the report's headline are the same run's score by
+construction. It needs only run indexes and composites, which the live view has too.
+"""
 
 from __future__ import annotations
 
+import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from axis_eval.report.models import JobStatus, PairEntry, Reliability, RunEntry, Summary
+from axis_eval.report.models import (
+    DimensionDelta,
+    JobStatus,
+    PairDiff,
+    PairEntry,
+    PassRates,
+    Reliability,
+    ReportDiff,
+    ReportManifest,
+    RunEntry,
+    Spread,
+    SpreadStats,
+    Summary,
+)
+
+DEFAULT_PASS_SCORE = 75
+DIMENSIONS = ("axis_score", "goal_achievement", "environment", "service", "agent")
+"""The composite and the four dimensions, as ScoreResult names them."""
+
+
+@dataclass(frozen=True)
+class PassGate:
+    """``--pass-score`` and ``--min-pass-rate``."""
+
+    pass_score: int = DEFAULT_PASS_SCORE
+    min_pass_rate: float | None = None
 
 
 def composite(run: RunEntry) -> float | None:
@@ -16,6 +48,27 @@ def composite(run: RunEntry) -> float | None:
     return None if score.axis_score is None else float(score.axis_score)
 
 
+def round_half_up(value: float) -> int:
+    """Round as the scores are rounded (85.5 → 86), not to even."""
+    return math.floor(value + 0.5)
+
+
+def pick_representative(composites: Mapping[int, float]) -> int | None:
+    """The run index whose composite is nearest the median; ties go to the lowest index.
+
+    ``composites`` maps run index → composite of the successful, scored runs only.
+    """
+    if not composites:
+        return None
+    median = statistics.median(composites.values())
+    return min(composites, key=lambda i: (abs(composites[i] - median), i))
+
+
+def scored_composites(runs: Sequence[RunEntry]) -> dict[int, float]:
+    """Run index → composite for the runs that count towards the score."""
+    return {r.run_index: c for r in runs if (c := composite(r)) is not None}
+
+
 def representative(runs: Sequence[RunEntry]) -> RunEntry | None:
     """The successful run whose composite is nearest the median; ties to the lowest index.
 
@@ -23,39 +76,134 @@ def representative(runs: Sequence[RunEntry]) -> RunEntry | None:
     completed run. Failed and cancelled runs are never candidates, and neither are runs
     whose score was withheld while others have one.
     """
-    scored = [(r, c) for r in runs if (c := composite(r)) is not None]
-    if scored:
-        median = statistics.median(c for _, c in scored)
-        return min(scored, key=lambda rc: (abs(rc[1] - median), rc[0].run_index))[0]
+    index = pick_representative(scored_composites(runs))
+    if index is not None:
+        return next(r for r in runs if r.run_index == index)
     completed = [r for r in runs if r.status == "completed"]
     return min(completed, key=lambda r: r.run_index) if completed else None
 
 
+def _scoring(runs: Sequence[RunEntry]) -> bool:
+    """Whether these runs were judged (some run carries a score, even a withheld one)."""
+    return any(r.score is not None for r in runs)
+
+
+def _succeeded(run: RunEntry, scoring: bool) -> bool:
+    return composite(run) is not None if scoring else run.status == "completed"
+
+
 def pair_status(runs: Sequence[RunEntry]) -> JobStatus:
-    """Completed when any run succeeded; failed when every run finished without success."""
-    if any(r.status == "completed" for r in runs):
+    """Completed when any run scored (unjudged: any run completed); failed when none did."""
+    scoring = _scoring(runs)
+    if any(_succeeded(r, scoring) for r in runs):
         return "completed"
     if any(r.status == "cancelled" for r in runs):
         return "cancelled"
     return "failed"
 
 
+def _withheld(run: RunEntry) -> bool:
+    return run.score is not None and run.score.withheld
+
+
+def _counted(runs: Sequence[RunEntry]) -> list[RunEntry]:
+    """The reliability denominator: finished runs whose measurement did not fail."""
+    return [r for r in runs if r.status != "cancelled" and not _withheld(r)]
+
+
 def reliability(runs: Sequence[RunEntry]) -> Reliability:
-    """Succeeded / total, where withheld scores leave the denominator."""
-    withheld = sum(1 for r in runs if r.score is not None and r.score.withheld)
-    finished = [r for r in runs if r.status != "cancelled"]
-    succeeded = sum(1 for r in finished if r.status == "completed") - withheld
+    """Succeeded / total, where withheld and cancelled runs leave the denominator."""
+    scoring = _scoring(runs)
+    counted = _counted(runs)
     return Reliability(
-        succeeded=max(0, succeeded), total=len(finished) - withheld, withheld=withheld
+        succeeded=sum(_succeeded(r, scoring) for r in counted),
+        total=len(counted),
+        withheld=sum(_withheld(r) for r in runs if r.status != "cancelled"),
     )
 
 
-def refresh_pair(entry: PairEntry) -> None:
-    """Recompute a pair's headline fields from its runs (in place)."""
+def describe_reliability(rel: Reliability, *, scored: bool = True) -> str:
+    """``2/2 scored (1 withheld)``, as the seed writes it."""
+    text = f"{rel.succeeded}/{rel.total} {'scored' if scored else 'completed'}"
+    return text + (f" ({rel.withheld} withheld)" if rel.withheld else "")
+
+
+def _stdev(values: Sequence[float]) -> float | None:
+    return statistics.stdev(values) if len(values) > 1 else None
+
+
+def spread(runs: Sequence[RunEntry]) -> Spread | None:
+    """Median, min, max, mean and sample σ (n − 1) of the scored composites."""
+    composites = scored_composites(runs)
+    if not composites:
+        return None
+    values = list(composites.values())
+    sd = _stdev(values)
+    return Spread(
+        n=len(values),
+        axis_score=SpreadStats(
+            median=round(statistics.median(values), 2),
+            min=round(min(values), 2),
+            max=round(max(values), 2),
+            mean=round(statistics.fmean(values), 2),
+            stdev=None if sd is None else round(sd, 2),
+        ),
+        representative_run_index=pick_representative(composites),
+    )
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k: the chance that at least one of k of the n runs passes."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k: the chance that all k of k runs drawn from the n pass."""
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def pass_rates(runs: Sequence[RunEntry], gate: PassGate) -> PassRates | None:
+    """pass@k and pass^k for k = 1 … n, and whether ``--min-pass-rate`` fails the pair."""
+    if not _scoring(runs):
+        return None
+    counted = _counted(runs)
+    n = len(counted)
+    c = sum((s := composite(r)) is not None and s >= gate.pass_score for r in counted)
+    rate = c / n if n else None
+    return PassRates(
+        pass_score=gate.pass_score,
+        min_pass_rate=gate.min_pass_rate,
+        n=n,
+        passed=c,
+        rate=None if rate is None else round(rate, 4),
+        pass_at_k=[round(pass_at_k(n, c, k), 4) for k in range(1, n + 1)],
+        pass_hat_k=[round(pass_hat_k(n, c, k), 4) for k in range(1, n + 1)],
+        gate_failed=(
+            gate.min_pass_rate is not None and rate is not None and rate < gate.min_pass_rate
+        ),
+    )
+
+
+def refresh_pair(entry: PairEntry, gate: PassGate | None = None) -> None:
+    """Recompute a pair's headline fields from its runs (in place).
+
+    Without ``gate`` the one recorded on the pair (or the defaults) applies, so a re-score
+    keeps the gate the run was made with.
+    """
+    if gate is None:
+        recorded = entry.pass_rates
+        gate = PassGate(recorded.pass_score, recorded.min_pass_rate) if recorded else PassGate()
     rep = representative(entry.runs)
     entry.status = pair_status(entry.runs)
-    entry.failed = entry.status == "failed"
     entry.reliability = reliability(entry.runs)
+    entry.spread = spread(entry.runs)
+    entry.pass_rates = pass_rates(entry.runs, gate)
+    gate_failed = entry.pass_rates is not None and entry.pass_rates.gate_failed
+    if gate_failed and entry.status == "completed":
+        entry.status = "failed"
+    entry.failed = entry.status == "failed"
     head = rep or _latest_finished(entry.runs)
     entry.representative_run_index = rep.run_index if rep else None
     if head is None:
@@ -63,6 +211,12 @@ def refresh_pair(entry: PairEntry) -> None:
     entry.duration_ms = head.duration_ms
     entry.exit_code = head.exit_code
     entry.error = head.error if rep is None else None
+    if gate_failed and entry.pass_rates is not None:
+        p = entry.pass_rates
+        entry.error = (
+            f"pass rate {p.passed}/{p.n} (score ≥ {p.pass_score}) is below "
+            f"--min-pass-rate {p.min_pass_rate:g}"
+        )
     entry.token_usage = head.token_usage
     entry.total_cost_usd = head.total_cost_usd
     entry.score = head.score
@@ -96,3 +250,101 @@ def summarize(pairs: Sequence[PairEntry], skipped: int, load_failures: int) -> S
         load_failures=load_failures,
         average_axis_score=round(statistics.fmean(heads)) if heads else None,
     )
+
+
+# --- axis reports diff ------------------------------------------------------------------
+
+
+def noise_band(stdev: float | None) -> float:
+    """The tolerance a change must exceed: max(1, 2σ); the floor when σ is unmeasured."""
+    return max(1.0, 2 * stdev) if stdev is not None else 1.0
+
+
+def _dimension_stdev(entry: PairEntry, name: str) -> float | None:
+    values: list[float] = []
+    for run in entry.runs:
+        if composite(run) is None or run.score is None:
+            continue
+        value = run.score.dimension(name)
+        if value is not None:
+            values.append(float(value))
+    return _stdev(values)
+
+
+def _headline(entry: PairEntry, name: str) -> int | None:
+    score = entry.score
+    if score is None or score.withheld or entry.representative_run_index is None:
+        return None
+    return score.dimension(name)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def diff_pair(a: PairEntry, b: PairEntry) -> PairDiff:
+    """The headline deltas of one pair, each judged against report A's noise for that score."""
+    deltas: list[DimensionDelta] = []
+    for name in DIMENSIONS:
+        before, after = _headline(a, name), _headline(b, name)
+        band = noise_band(_dimension_stdev(a, name))
+        delta = None if before is None or after is None else after - before
+        deltas.append(
+            DimensionDelta(
+                name=_camel(name),
+                a=before,
+                b=after,
+                delta=delta,
+                noise=round(band, 2),
+                changed=delta is not None and abs(delta) > band,
+            )
+        )
+    head = deltas[0]
+    if head.delta is None:
+        verdict = "unscored"
+    elif not head.changed:
+        verdict = "mixed" if any(d.changed for d in deltas[1:]) else "unchanged"
+    else:
+        verdict = "improved" if head.delta > 0 else "regressed"
+    return PairDiff(
+        scenario_key=a.scenario_key,
+        agent_name=a.agent_name,
+        verdict=verdict,
+        runs_a=a.run_count,
+        runs_b=b.run_count,
+        noise_measured=_dimension_stdev(a, "axis_score") is not None,
+        deltas=deltas,
+        reliability_a=a.reliability,
+        reliability_b=b.reliability,
+    )
+
+
+def diff_reports(a: ReportManifest, b: ReportManifest) -> ReportDiff:
+    """Per-pair deltas from A to B: pairs in both, then new (only B), then vanished (only A)."""
+    left = {(p.scenario_key, p.agent_name): p for p in a.results}
+    right = {(p.scenario_key, p.agent_name): p for p in b.results}
+    pairs = [diff_pair(p, right[k]) for k, p in left.items() if k in right]
+    pairs += [
+        PairDiff(
+            scenario_key=p.scenario_key,
+            agent_name=p.agent_name,
+            verdict="new",
+            runs_b=p.run_count,
+            reliability_b=p.reliability,
+        )
+        for k, p in right.items()
+        if k not in left
+    ]
+    pairs += [
+        PairDiff(
+            scenario_key=p.scenario_key,
+            agent_name=p.agent_name,
+            verdict="vanished",
+            runs_a=p.run_count,
+            reliability_a=p.reliability,
+        )
+        for k, p in left.items()
+        if k not in right
+    ]
+    return ReportDiff(report_a=a.report_id, report_b=b.report_id, pairs=pairs)

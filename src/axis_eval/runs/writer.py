@@ -26,7 +26,7 @@ from axis_eval.report.models import (
     RunResult,
     ToolInfo,
 )
-from axis_eval.runs.aggregate import refresh_pair, summarize
+from axis_eval.runs.aggregate import PassGate, refresh_pair, summarize
 from axis_eval.runs.store import ReportStore, pair_dir, run_dir
 from axis_eval.scoring.models import ScoreResult
 from axis_eval.transcript.sparse_index import build_sparse_index
@@ -63,8 +63,11 @@ class ReportWriter:
         loaded: LoadedConfig,
         *,
         flush_interval_s: float = 0.5,
+        gate: PassGate | None = None,
     ) -> None:
         self.store = store
+        self.gate = gate or PassGate()
+        """``--pass-score`` / ``--min-pass-rate``: recorded on every pair's ``passRates``."""
         self._t0 = time.monotonic()
         self._flush_interval_s = flush_interval_s
         self._last_flush = float("-inf")
@@ -106,7 +109,7 @@ class ReportWriter:
         self._skipped = len(plan.skipped)
         self._load_failures = len(plan.load_failures)
         for entry in self._pairs.values():
-            refresh_pair(entry)
+            refresh_pair(entry, self.gate)
         self.flush()
 
     @staticmethod
@@ -194,7 +197,7 @@ class ReportWriter:
             ),
         )
         entry.runs = [run if r.run_index == spec.run_index else r for r in entry.runs]
-        refresh_pair(entry)
+        refresh_pair(entry, self.gate)
         self.flush(force=False)
         return run
 
