@@ -46,6 +46,7 @@ def test_cli_uses_the_public_api() -> None:
         not in {
             "axis_eval._version",
             "axis_eval.cli.live",
+            "axis_eval.cli._common",
             "axis_eval.cli.baseline",
             "axis_eval.schemas",
             "axis_eval.adapters.install",

@@ -8,33 +8,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import click
 
+from axis_eval.cli._common import axis_home, fail
+
 if TYPE_CHECKING:
-    from axis_eval.errors import AxisError
     from axis_eval.report.models import ReportManifest
     from axis_eval.runs.baseline_models import Baseline, BaselineComparison, ComparisonEntry
-
-
-def _fail(error: AxisError) -> NoReturn:
-    click.echo(f"error: {error.render()}", err=True)
-    sys.exit(error.exit_code)
-
-
-def _home(config_path: str | None) -> str:
-    """The folder holding ``.axis/``: the config's (valid or not), else the current folder."""
-    from pathlib import Path
-
-    from axis_eval import ConfigError, find_config
-
-    try:
-        return str(find_config(config_path).parent)
-    except ConfigError:
-        if config_path is None:
-            return str(Path.cwd())
-        raise
 
 
 def _num(value: float | None) -> str:
@@ -191,11 +173,11 @@ def set_command(name: str, report_id: str, config_path: str | None) -> None:
 
     try:
         validate_name(name)
-        home = _home(config_path)
+        home = axis_home(config_path)
         report = read_report(home, report_id)
         baseline, _ = set_baseline(home, report, name)
     except AxisError as error:
-        _fail(error)
+        fail(error)
     click.echo(
         f'Baseline "{name}" updated — {len(baseline.results)} scenario(s), '
         f"{len(baseline.agent_names())} agent(s)"
@@ -212,9 +194,9 @@ def list_command(as_json: bool, config_path: str | None) -> None:
     from axis_eval.runs.baselines import list_baselines
 
     try:
-        found = list_baselines(_home(config_path))
+        found = list_baselines(axis_home(config_path))
     except AxisError as error:
-        _fail(error)
+        fail(error)
     if as_json:
         data = [b.model_dump(mode="json", by_alias=True) for b in found]
         click.echo(json.dumps(data, indent=2))
@@ -232,9 +214,9 @@ def show_command(name: str, as_json: bool, config_path: str | None) -> None:
     from axis_eval.runs.baselines import load_baseline
 
     try:
-        baseline = load_baseline(_home(config_path), name)
+        baseline = load_baseline(axis_home(config_path), name)
     except AxisError as error:
-        _fail(error)
+        fail(error)
     if as_json:
         click.echo(baseline.model_dump_json(by_alias=True, indent=2))
     else:
@@ -250,10 +232,10 @@ def delete_command(name: str, config_path: str | None) -> None:
     from axis_eval.runs.baselines import BaselineError, delete_baseline
 
     try:
-        if not delete_baseline(_home(config_path), name):
+        if not delete_baseline(axis_home(config_path), name):
             raise BaselineError(f'Baseline "{name}" not found.')
     except AxisError as error:
-        _fail(error)
+        fail(error)
     click.echo(f'Baseline "{name}" deleted.')
 
 
@@ -269,11 +251,11 @@ def compare_command(name: str, report_id: str, as_json: bool, config_path: str |
     from axis_eval.runs.store import read_report
 
     try:
-        home = _home(config_path)
+        home = axis_home(config_path)
         baseline = load_baseline(home, name)
         result = compare(baseline, read_report(home, report_id))
     except AxisError as error:
-        _fail(error)
+        fail(error)
     if as_json:
         click.echo(result.model_dump_json(by_alias=True, indent=2))
     else:

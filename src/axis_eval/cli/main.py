@@ -8,22 +8,17 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn
 
 import click
 
 from axis_eval._version import __version__
+from axis_eval.cli._common import axis_home, fail
 from axis_eval.cli.baseline import baseline_group, compare_after_run
 
 
 def _warn(lines: list[str]) -> None:
     for line in lines:
         click.echo(f"warning: {line}", err=True)
-
-
-def _fail(error: Any) -> NoReturn:
-    click.echo(f"error: {error.render()}", err=True)
-    sys.exit(error.exit_code)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -153,7 +148,7 @@ def run_command(
             )
         )
     except AxisError as error:
-        _fail(error)
+        fail(error)
     if as_json:
         click.echo(outcome.manifest.model_dump_json(by_alias=True, indent=2))
     else:
@@ -170,7 +165,7 @@ def run_command(
             if compare_after_run(outcome.manifest.config_dir, compare_baseline, outcome.manifest):
                 exit_code = exit_code or 1
         except AxisError as error:
-            _fail(error)
+            fail(error)
     sys.exit(exit_code)
 
 
@@ -222,7 +217,7 @@ def init_command(scenarios: str, agents: tuple[str, ...], fmt: str, force: bool)
             force=force,
         )
     except AxisError as error:
-        _fail(error)
+        fail(error)
     for path in written:
         click.echo(f"Created {path}")
     click.echo("Run `axis run --dry-run` to see the jobs, then `axis run`.")
@@ -252,7 +247,7 @@ def score_command(
         result = asyncio.run(rescore_report(folder, loaded, judge=judge))
         updated = save_rescore(folder, result)
     except AxisError as error:
-        _fail(error)
+        fail(error)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(
@@ -264,20 +259,6 @@ def score_command(
         click.echo(updated.model_dump_json(by_alias=True, indent=2))
     else:
         click.echo(render_report_detail(updated))
-
-
-def _reports_home(config_path: str | None) -> str:
-    """The folder holding ``.axis/``: the config's (valid or not), else the current folder."""
-    from pathlib import Path
-
-    from axis_eval import ConfigError, find_config
-
-    try:
-        return str(find_config(config_path).parent)
-    except ConfigError:
-        if config_path is None:
-            return str(Path.cwd())
-        raise
 
 
 @cli.command("reports")
@@ -301,7 +282,7 @@ def reports_command(
         raise click.UsageError(f"unexpected arguments: {' '.join(args[1:])}")
     report_id = args[0] if args else None
     try:
-        config_dir = _reports_home(config_path)
+        config_dir = axis_home(config_path)
         if report_id is None:
             manifests = list_reports(config_dir)
             if as_json:
@@ -312,7 +293,7 @@ def reports_command(
             return
         manifest = read_report(config_dir, report_id)
     except AxisError as error:
-        _fail(error)
+        fail(error)
     if as_json:
         click.echo(manifest.model_dump_json(by_alias=True, indent=2))
     else:
@@ -324,10 +305,10 @@ def _reports_diff(a_id: str, b_id: str, config_path: str | None, as_json: bool) 
     from axis_eval.report.render import diff_reports, render_report_diff
 
     try:
-        config_dir = _reports_home(config_path)
+        config_dir = axis_home(config_path)
         diff = diff_reports(read_report(config_dir, a_id), read_report(config_dir, b_id))
     except AxisError as error:
-        _fail(error)
+        fail(error)
     if as_json:
         click.echo(diff.model_dump_json(by_alias=True, indent=2))
     else:
@@ -350,7 +331,7 @@ def agents_install(names: tuple[str, ...], force: bool) -> None:
     try:
         done = install(names or sorted(PINS), force=force, log=lambda m: click.echo(m, err=True))
     except AxisError as error:
-        _fail(error)
+        fail(error)
     for name, path in done.items():
         click.echo(f"{name}: {path}")
 
@@ -394,7 +375,7 @@ def model_server_command(tape_path: str, port: int, log_path: str | None) -> Non
     try:
         tape = load_tape(tape_path)
     except TapeError as error:
-        _fail(error)
+        fail(error)
     sys.exit(serve(tape, tape_label=tape_path, port=port, log_path=log_path))
 
 
