@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import signal
 import time
@@ -17,7 +18,7 @@ from axis_eval.adapters.loader import AdapterLoadError, load_adapter
 from axis_eval.adapters.registry import resolve, resolve_custom
 from axis_eval.adapters.skills import check_sources
 from axis_eval.config.models import LoadedConfig
-from axis_eval.errors import EXIT_SIGINT, EXIT_SIGTERM, AxisError, PreflightError
+from axis_eval.errors import EXIT_SIGINT, EXIT_SIGTERM, AxisError, PreflightError, UsageError
 from axis_eval.execute.executor import Executor, LocalExecutor, schedule
 from axis_eval.execute.job import JobContext, Scorer, StopSignal
 from axis_eval.execute.lifecycle import run_phase
@@ -38,7 +39,7 @@ from axis_eval.progress import Display, NullDisplay
 from axis_eval.report.models import ErrorKind, ReportManifest
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.aggregate import PassGate
-from axis_eval.runs.store import ReportStore, new_report_id, reports_root
+from axis_eval.runs.store import ReportStore, new_report_id, report_folder, reports_root
 from axis_eval.runs.writer import ReportWriter
 
 
@@ -71,6 +72,47 @@ class RunOptions:
     """``--pass-score``: a run passes (for pass@k / pass^k) when its composite reaches it."""
     min_pass_rate: float | None = None
     """``--min-pass-rate``: a pair whose runs pass less often than this fails (exit 1)."""
+    resume: ReportManifest | None = None
+    """``--resume``: finish this report in its own folder (``selection`` is ignored)."""
+    force: bool = False
+    """``--force``: resume even when the config changed since the report started."""
+
+
+def config_hash(loaded: LoadedConfig) -> str:
+    """sha256 of the resolved config (profile merged): what ``--resume`` compares."""
+    return hashlib.sha256(loaded.config.model_dump_json().encode()).hexdigest()
+
+
+def _resume_plan(options: RunOptions) -> Plan:
+    """The original report's jobs, from the current config.
+
+    Raises:
+        UsageError: the config changed since the report started (unless ``--force``).
+    """
+    previous = options.resume
+    assert previous is not None
+    changed: list[str] = []
+    if previous.config_hash is None:
+        changed.append("the report has no config hash (it predates --resume)")
+    elif previous.config_hash != config_hash(options.loaded):
+        changed.append("the config changed since the report started")
+    pairs = frozenset((p.scenario_key, p.agent_name) for p in previous.results)
+    counts = {(p.scenario_key, p.agent_name): p.run_count for p in previous.results}
+    runs = next(iter(set(counts.values()))) if len(set(counts.values())) == 1 else None
+    the_plan = plan(options.loaded, Selection(only_pairs=pairs))
+    if any(counts[j.pair_key] != j.run_count for j in the_plan.jobs) and runs is not None:
+        the_plan = plan(options.loaded, Selection(only_pairs=pairs, runs=runs))
+    planned = {j.pair_key for j in the_plan.jobs}
+    if planned != pairs:
+        changed.append(f"{len(pairs - planned)} of the report's pairs are no longer planned")
+    if any(counts[j.pair_key] != j.run_count for j in the_plan.jobs):
+        changed.append("run counts differ from the report's")
+    if changed and not options.force:
+        raise UsageError(
+            f"cannot resume report {previous.report_id}: " + "; ".join(changed),
+            hint="pass --force to resume anyway (finished runs are kept)",
+        )
+    return the_plan
 
 
 @dataclass
@@ -212,7 +254,7 @@ async def run_async(options: RunOptions) -> RunOutcome:
     loaded = options.loaded
     environ = dict(options.environ if options.environ is not None else os.environ)
     display = options.display or NullDisplay()
-    the_plan = plan(loaded, options.selection)
+    the_plan = _resume_plan(options) if options.resume else plan(loaded, options.selection)
     for line in the_plan.warnings:
         display.message(f"warning: {line}")
     for line in the_plan.notes:
@@ -287,11 +329,38 @@ async def _execute(
     if error:
         raise RunAborted(f"beforeAll failed: {error}")
     root = reports_root(loaded.config_dir)
-    store = ReportStore(root / new_report_id(root), _redactor(the_plan, adapters, environ))
-    writer = ReportWriter(
-        store, the_plan, loaded, gate=PassGate(options.pass_score, options.min_pass_rate)
+    previous = options.resume
+    folder = (
+        report_folder(loaded.config_dir, previous.report_id)
+        if previous
+        else root / new_report_id(root)
     )
+    store = ReportStore(folder, _redactor(the_plan, adapters, environ))
+    writer = ReportWriter(
+        store,
+        the_plan,
+        loaded,
+        gate=PassGate(options.pass_score, options.min_pass_rate),
+        previous=previous,
+    )
+    writer.manifest.config_hash = config_hash(loaded)
     writer.manifest.before_all_output = notes
+    if previous is not None:
+        done = len(the_plan.jobs) - len(writer.pending)
+        display.message(
+            f"Resuming report {previous.report_id}: {done} finished job(s) kept, "
+            f"{len(writer.pending)} to run."
+        )
+        unscored = writer.unscored() if options.score else []
+        if unscored:
+            note = (
+                f"{len(unscored)} finished run(s) were not scored before the interruption; "
+                f"`axis score {previous.report_id}` scores them"
+            )
+            writer.manifest.warnings = [*writer.manifest.warnings, note]
+            display.message(f"note: {note}")
+        the_plan = the_plan.model_copy(update={"jobs": writer.pending})
+    writer.flush()
     stop = StopSignal()
     budget = _Budget(
         loaded.config.settings.limits.run.tokens if loaded.config.settings.limits.run else None,

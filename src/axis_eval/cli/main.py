@@ -87,6 +87,22 @@ def cli() -> None:
     metavar="[NAME]",
     help="After the run, compare with this baseline (bare: default); exit 1 on regression.",
 )
+@click.option(
+    "--failed",
+    "failed",
+    is_flag=False,
+    flag_value="latest",
+    default=None,
+    metavar="[REPORT_ID]",
+    help="Re-run the pairs that failed or were withheld in this report (bare: latest).",
+)
+@click.option(
+    "--resume",
+    "resume",
+    metavar="REPORT_ID",
+    help="Finish an interrupted run in its own report folder; finished runs are kept.",
+)
+@click.option("--force", is_flag=True, help="With --resume: resume even if the config changed.")
 @click.option("-v", "--verbose", is_flag=True, help="Log each step to stderr.")
 def run_command(
     config_path: str | None,
@@ -104,17 +120,31 @@ def run_command(
     pass_score: int,
     min_pass_rate: float | None,
     compare_baseline: str | None,
+    failed: str | None,
+    resume: str | None,
+    force: bool,
     verbose: bool,
 ) -> None:
     """Run every scenario × agent pair and write a report."""
     from axis_eval import AxisError, Selection, load_config, plan
 
+    _check_rerun_flags(failed, resume, force, scenarios, agents, runs, dry_run)
     try:
         from pathlib import Path
 
         overrides = {"model_server": {"tape": str(Path(tape).resolve())}} if tape else None
         loaded = load_config(config_path, profile=profile, overrides=overrides)
         selection = Selection(scenarios=scenarios, agents=agents, runs=runs)
+        previous = None
+        if resume is not None:
+            from axis_eval import read_report
+
+            previous = read_report(loaded.config_dir, resume)
+        if failed is not None:
+            pairs = _failed_pairs(loaded.config_dir, failed)
+            if pairs is None:
+                sys.exit(0)
+            selection = Selection(runs=runs, only_pairs=pairs)
         if dry_run:
             the_plan = plan(loaded, selection)
             _warn(the_plan.warnings)
@@ -145,6 +175,8 @@ def run_command(
                 json_output=as_json,
                 pass_score=pass_score,
                 min_pass_rate=min_pass_rate,
+                resume=previous,
+                force=force,
             )
         )
     except AxisError as error:
@@ -167,6 +199,50 @@ def run_command(
         except AxisError as error:
             fail(error)
     sys.exit(exit_code)
+
+
+def _check_rerun_flags(
+    failed: str | None,
+    resume: str | None,
+    force: bool,
+    scenarios: tuple[str, ...],
+    agents: tuple[str, ...],
+    runs: int | None,
+    dry_run: bool,
+) -> None:
+    """``--failed`` and ``--resume`` choose the jobs themselves: no ``-s``/``-a`` with them."""
+    if failed is not None and resume is not None:
+        raise click.UsageError("--failed and --resume cannot be combined")
+    for flag, value in (("--failed", failed), ("--resume", resume)):
+        if value is not None and (scenarios or agents):
+            raise click.UsageError(f"{flag} cannot be combined with -s/--scenario or -a/--agent")
+    if resume is not None and (runs is not None or dry_run):
+        raise click.UsageError("--resume cannot be combined with --runs or --dry-run")
+    if force and resume is None:
+        raise click.UsageError("--force only applies to --resume")
+
+
+def _failed_pairs(config_dir: str, report_id: str) -> frozenset[tuple[str, str]] | None:
+    """The (scenario, agent) pairs of a report that failed, did not finish or were withheld.
+
+    None (after saying so) when there is nothing to retry.
+    """
+    from axis_eval import read_report
+
+    manifest = read_report(config_dir, report_id)
+    pairs = frozenset(
+        (p.scenario_key, p.agent_name)
+        for p in manifest.results
+        if p.failed
+        or p.status != "completed"
+        or any(
+            r.status != "completed" or (r.score is not None and r.score.withheld) for r in p.runs
+        )
+    )
+    if not pairs:
+        click.echo(f"No failed jobs in report {manifest.report_id}. Nothing to retry.", err=True)
+        return None
+    return pairs
 
 
 @cli.command("schema")

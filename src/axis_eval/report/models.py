@@ -256,6 +256,9 @@ class ReportManifest(OutputModel):
     scoring_weights: dict[str, float] | None = None
     resolved_config: dict[str, Any] = Field(default_factory=dict)
     """The config in force (profile merged), secrets redacted."""
+    config_hash: str | None = None
+    """sha256 of the resolved config when the run started: ``--resume`` refuses a changed
+    config unless ``--force``."""
     model_server: dict[str, Any] | None = None
     """The embedded scripted model server, when used: tape, requests, refused connections."""
     before_all_output: str | None = None

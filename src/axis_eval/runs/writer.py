@@ -64,14 +64,31 @@ class ReportWriter:
         *,
         flush_interval_s: float = 0.5,
         gate: PassGate | None = None,
+        previous: ReportManifest | None = None,
     ) -> None:
+        """Start a report; with ``previous`` (``--resume``), continue that report instead.
+
+        A resumed report keeps every finished run (from its ``result.json`` when the last
+        manifest write did not see it yet); :attr:`pending` lists the jobs left to run.
+        """
         self.store = store
         self.gate = gate or PassGate()
         """``--pass-score`` / ``--min-pass-rate``: recorded on every pair's ``passRates``."""
         self._t0 = time.monotonic()
         self._flush_interval_s = flush_interval_s
         self._last_flush = float("-inf")
+        self._offset_ms = 0
         self._pairs: dict[tuple[str, str], PairEntry] = {}
+        self.pending: list[JobSpec] = list(plan.jobs)
+        """The jobs this run must execute (all of them, unless resumed)."""
+        if previous is not None:
+            self.manifest = self._adopt(previous, plan)
+            self._skipped = len(plan.skipped)
+            self._load_failures = len(plan.load_failures)
+            for entry in self._pairs.values():
+                refresh_pair(entry, self.gate)
+            self.flush()
+            return
         for job in plan.jobs:
             key = job.pair_key
             if key not in self._pairs:
@@ -112,6 +129,64 @@ class ReportWriter:
             refresh_pair(entry, self.gate)
         self.flush()
 
+    def _adopt(self, previous: ReportManifest, plan: Plan) -> ReportManifest:
+        m = previous.model_copy(deep=True)
+        m.state = "running"
+        m.exit_code = None
+        m.timestamp = _now()
+        self._offset_ms = m.duration_ms
+        self._pairs = {(p.scenario_key, p.agent_name): p for p in m.results}
+        self.pending = []
+        for job in plan.jobs:
+            key = job.pair_key
+            if key not in self._pairs:
+                self._pairs[key] = self._pair(job)
+                m.results.append(self._pairs[key])
+            elif self._pairs[key].run_count != job.run_count:  # --force over a changed config
+                old = self._pairs[key]
+                self._pairs[key] = self._pair(job)
+                m.results = [self._pairs[key] if p is old else p for p in m.results]
+            entry = self._pairs[key]
+            runs = {r.run_index: r for r in entry.runs}
+            folder = run_dir(*key, job.run_index, job.run_count)
+            run = runs.get(job.run_index)
+            saved = self._saved_run(folder)
+            if saved is not None and saved.status != "cancelled":
+                run = saved  # finished, but the manifest write after it never happened
+            if run is None:
+                run = RunEntry(
+                    run_index=job.run_index,
+                    status="cancelled",
+                    failed=False,
+                    error="not started",
+                    dir=folder,
+                )
+            runs[job.run_index] = run
+            entry.runs = [runs[i] for i in sorted(runs)]
+            if run.status == "cancelled":
+                self.pending.append(job)
+        m.skipped = plan.skipped
+        m.load_failures = [
+            LoadFailureEntry(path=f.path, key=f.key, error=f.error) for f in plan.load_failures
+        ]
+        return m
+
+    def _saved_run(self, folder: str) -> RunEntry | None:
+        path = self.store.folder / folder / "result.json"
+        try:
+            return RunResult.model_validate_json(path.read_bytes()).run
+        except (OSError, ValueError):
+            return None
+
+    def unscored(self) -> list[RunEntry]:
+        """Completed runs with no score (e.g. finished just before an interruption)."""
+        return [
+            r
+            for p in self._pairs.values()
+            for r in p.runs
+            if r.status == "completed" and r.score is None
+        ]
+
     @staticmethod
     def _pair(job: JobSpec) -> PairEntry:
         s = job.scenario
@@ -147,7 +222,7 @@ class ReportWriter:
         m = self.manifest
         m.summary = summarize(m.results, self._skipped, self._load_failures)
         m.timestamp = _now()
-        m.duration_ms = int((now - self._t0) * 1000)
+        m.duration_ms = self._offset_ms + int((now - self._t0) * 1000)
         self.store.write_manifest(m, durable=durable)
 
     def record(self, outcome: JobOutcome) -> RunEntry:
