@@ -178,3 +178,25 @@ def test_a_missing_required_variable_fails_preflight(tmp_path: Path) -> None:
     done = run_cli(root, "--no-score", env=cli_env(E2E_SOME_KEY="k-123"))
     assert done.exit_code == 0, done.stderr
     assert (root / "before-all-ran").exists()
+
+
+async def test_lifecycle_scripts_see_model_and_variant(tmp_path: Path) -> None:
+    """Setup and teardown get AXIS_MODEL and AXIS_VARIANT (when set); the agent does not."""
+    note = 'echo "model=$AXIS_MODEL variant=$AXIS_VARIANT run=$AXIS_RUN_INDEX" >> "$AXIS_OUTPUT"'
+    root = write_project(
+        tmp_path / "proj",
+        adapters={"quick": ndjson_adapter("quick")},
+        agents=[{"agent": "quick", "model": "m-1"}],
+        scenarios={
+            "v": scenario(
+                setup=[{"action": "run_script", "command": note}],
+                teardown=[{"action": "run_script", "command": note}],
+                variants=[{"name": "alpha"}],
+            )
+        },
+    )
+    outcome = await run_api(root, base_environ())
+    assert outcome.exit_code == 0
+    run = outcome.manifest.results[0].runs[0]
+    assert run.setup_output == "model=m-1 variant=alpha run=1"
+    assert run.teardown_output == "model=m-1 variant=alpha run=1"

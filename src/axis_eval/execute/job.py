@@ -19,7 +19,7 @@ from axis_eval.execute.artifacts import collect_artifacts
 from axis_eval.execute.lifecycle import run_phase
 from axis_eval.execute.models import JobOutcome
 from axis_eval.execute.process import kill_marked
-from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs
+from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs, lifecycle_env
 from axis_eval.planning.models import JobSpec
 from axis_eval.progress import Phase
 from axis_eval.report.models import ErrorKind
@@ -140,7 +140,7 @@ async def _run(
     env.update(ctx.extra_env)
     phase_args: dict[str, Any] = {
         "cwd": dirs.workspace,
-        "env": env,
+        "env": lifecycle_env(spec, env),
         "copy_root": Path(spec.config_dir),
         "marker": marker,
         "grace_s": ctx.grace_s,

@@ -88,16 +88,10 @@ def build_env(
     return env
 
 
-def phase_env(spec: JobSpec, job_env: Mapping[str, str], phase: str, notes: Path) -> dict[str, str]:
-    """A setup/teardown environment: the job's plus ``AXIS_OUTPUT`` and phase details."""
+def lifecycle_env(spec: JobSpec, job_env: Mapping[str, str]) -> dict[str, str]:
+    """Setup/teardown environment: the job's plus ``AXIS_MODEL`` and ``AXIS_VARIANT`` when
+    set (the phase runner adds ``AXIS_OUTPUT``, ``AXIS_WORKSPACE`` and ``AXIS_PHASE``)."""
     env = dict(job_env)
-    env.update(
-        {
-            "AXIS_OUTPUT": str(notes),
-            "AXIS_WORKSPACE": job_env.get("AXIS_WORKSPACE", ""),
-            "AXIS_PHASE": phase,
-        }
-    )
     if spec.agent.model:
         env["AXIS_MODEL"] = spec.agent.model
     if spec.scenario.variant:
