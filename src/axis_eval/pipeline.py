@@ -124,30 +124,43 @@ class RunOutcome:
     exit_code: int
 
 
-def preflight(
-    the_plan: Plan, loaded: LoadedConfig, environ: Mapping[str, str]
-) -> dict[str, AgentAdapter[Any]]:
-    """Load every adapter the jobs need and check its environment, before any job starts.
+def load_adapters(the_plan: Plan, loaded: LoadedConfig) -> dict[str, AgentAdapter[Any]]:
+    """Load every adapter the jobs need, once.
 
     Raises:
-        PreflightError: an adapter cannot load, or a variable it needs is not set.
+        PreflightError: an adapter cannot load (a missing CLI names its install command).
     """
     custom = resolve_custom(loaded.config, loaded.config_dir, loaded.path)
     adapters: dict[str, AgentAdapter[Any]] = {}
-    used = {j.agent.name for j in the_plan.jobs}
-    for agent in the_plan.agents:
-        if agent.adapter in adapters or agent.name not in used:
+    used = _unique_agents(the_plan)
+    for agent in used:
+        if agent.adapter in adapters:
             continue
         # The pinned CLI is only needed when some entry of this adapter has no `command`.
-        needs_binary = not all(
-            a.command for a in the_plan.agents if a.adapter == agent.adapter and a.name in used
-        )
+        needs_binary = not all(a.command for a in used if a.adapter == agent.adapter)
         try:
             ref = resolve(agent.adapter, loaded.config, custom)
             adapters[agent.adapter] = load_adapter(ref, require_binary=needs_binary)
         except AdapterLoadError as exc:
             raise PreflightError(f"agent {agent.name!r}: {exc.message}", hint=exc.hint) from exc
-        missing = missing_env(adapters[agent.adapter].required_env, environ)
+    return adapters
+
+
+def preflight(
+    the_plan: Plan,
+    loaded: LoadedConfig,
+    environ: Mapping[str, str],
+    adapters: Mapping[str, AgentAdapter[Any]] | None = None,
+) -> dict[str, AgentAdapter[Any]]:
+    """Check, before any job starts, every adapter's environment and the skill sources.
+
+    Raises:
+        PreflightError: an adapter cannot load, a variable it needs is not set, or a skill
+            source cannot be used.
+    """
+    loaded_adapters = dict(adapters) if adapters is not None else load_adapters(the_plan, loaded)
+    for agent in _unique_agents(the_plan):
+        missing = missing_env(loaded_adapters[agent.adapter].required_env, environ)
         if missing:
             names = ", ".join(missing)
             raise PreflightError(
@@ -161,7 +174,7 @@ def preflight(
             "skills: " + "; ".join(problems),
             hint="skills are local folders holding a SKILL.md, relative to the config",
         )
-    return adapters
+    return loaded_adapters
 
 
 def _redactor(
@@ -261,15 +274,15 @@ async def run_async(options: RunOptions) -> RunOutcome:
         display.message(line)
     scripted = _start_model_server(loaded)
     try:
+        adapters = load_adapters(the_plan, loaded)
         if scripted is not None:
-            required = [n for a in _adapters_needed(the_plan, loaded) for n in a.required_env]
+            required = [n for a in adapters.values() for n in a.required_env]
             environ.update(scripted.environment(required, environ))
-        adapters = preflight(the_plan, loaded, environ)
+        preflight(the_plan, loaded, environ, adapters)
         judge_adapters: dict[str, AgentAdapter[Any]] = {}
         if options.score and options.scorer is None:
-            from axis_eval.scoring.scorer import (
-                preflight_judging,
-            )  # the judging stack: only to score
+            # The judging stack is imported only when a run scores.
+            from axis_eval.scoring.scorer import preflight_judging
 
             judge_adapters = preflight_judging(
                 loaded,
@@ -292,18 +305,6 @@ def _start_model_server(loaded: LoadedConfig) -> EmbeddedModelServer | None:
     if settings is None:
         return None
     return EmbeddedModelServer(settings, loaded.config_dir)
-
-
-def _adapters_needed(the_plan: Plan, loaded: LoadedConfig) -> list[AgentAdapter[Any]]:
-    custom = resolve_custom(loaded.config, loaded.config_dir, loaded.path)
-    needed = {job.agent.adapter for job in the_plan.jobs}
-    out = []
-    for name in sorted(needed):
-        try:
-            out.append(load_adapter(resolve(name, loaded.config, custom), require_binary=False))
-        except AdapterLoadError:
-            continue  # pre-flight reports it
-    return out
 
 
 def _unique_agents(the_plan: Plan) -> list[AgentSpec]:

@@ -404,3 +404,19 @@ def test_builtins_route_by_protocol() -> None:
         assert "not available yet" in exc.message or "install" in (exc.hint or exc.message)
     else:
         assert acp.name == "gemini-acp"
+
+
+def test_model_args_yield_to_a_model_flag() -> None:
+    """``model`` becomes ``--model M`` unless ``flags`` already sets it (or an alias)."""
+    from axis_eval.adapters._native import model_args
+    from axis_eval.adapters.base import AdapterInput
+    from axis_eval.planning.models import AgentSpec
+
+    def inp(flags: dict[str, str | bool]) -> AdapterInput:
+        agent = AgentSpec(name="a", adapter="codex", model="m-1", flags=flags)
+        return AdapterInput(prompt="p", agent=agent, workspace="/w", home="/h", env={})
+
+    assert model_args(inp({})) == ["--model", "m-1"]
+    assert model_args(inp({"model": "other"})) == []
+    assert model_args(inp({"m": "other"}), "m") == []
+    assert model_args(inp({"m": "other"})) == ["--model", "m-1"]  # no alias given

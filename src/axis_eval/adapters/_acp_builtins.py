@@ -54,11 +54,7 @@ _QWEN_SETTINGS: dict[str, Any] = {
 
 
 def _model_and_flags(inp: AdapterInput) -> list[str]:
-    flags = inp.agent.flags
-    args = []
-    if inp.agent.model and not _native.has_flag(flags, "model", "m"):
-        args = ["--model", inp.agent.model]
-    return args + _native.flag_args(flags)
+    return _native.model_args(inp, "m") + _native.flag_args(inp.agent.flags)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

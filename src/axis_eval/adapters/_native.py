@@ -92,6 +92,14 @@ def has_flag(flags: Mapping[str, str | bool], *names: str) -> bool:
     return any(key.lstrip("-") in wanted for key in flags)
 
 
+def model_args(inp: AdapterInput, *aliases: str) -> list[str]:
+    """``--model M`` for the agent entry's model, unless ``flags`` already set it (as
+    ``model`` or one of ``aliases``)."""
+    if inp.agent.model and not has_flag(inp.agent.flags, "model", *aliases):
+        return ["--model", inp.agent.model]
+    return []
+
+
 def xdg_env(home: str) -> dict[str, str]:
     """XDG folders inside the job's HOME, so no CLI writes to the user's real ones."""
     return {

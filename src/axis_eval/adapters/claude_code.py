@@ -258,8 +258,7 @@ def adapter_for(builtin: BuiltinAgent, *, require_binary: bool = True) -> AgentA
             args += ["--mcp-config", str(folder / "mcp.json")]
         if not _native.has_flag(flags, *PERMISSION_FLAGS):
             args += ["--permission-mode", "bypassPermissions"]
-        if inp.agent.model and not _native.has_flag(flags, "model"):
-            args += ["--model", inp.agent.model]
+        args += _native.model_args(inp)
         return args + _native.flag_args(flags)
 
     def initial_state() -> ClaudeState:

@@ -268,8 +268,7 @@ def adapter_for(builtin: BuiltinAgent, *, require_binary: bool = True) -> AgentA
             args.append("--skip-git-repo-check")
         if not _native.has_flag(flags, *SANDBOX_FLAGS):
             args.append("--dangerously-bypass-approvals-and-sandbox")
-        if inp.agent.model and not _native.has_flag(flags, "model", "m"):
-            args += ["--model", inp.agent.model]
+        args += _native.model_args(inp, "m")
         return args + _native.flag_args(flags)
 
     def initial_state() -> CodexState:

@@ -200,8 +200,7 @@ def adapter_for(builtin: BuiltinAgent, *, require_binary: bool = True) -> AgentA
         args = ["--output-format", "stream-json"]
         if not _native.has_flag(flags, *APPROVAL_FLAGS):
             args.append("--yolo")
-        if inp.agent.model and not _native.has_flag(flags, "model", "m"):
-            args += ["--model", inp.agent.model]
+        args += _native.model_args(inp, "m")
         return [*args, *_native.flag_args(flags), "-p", ""]
 
     def initial_state() -> GeminiState:
