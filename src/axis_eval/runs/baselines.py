@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from axis_eval._util.files import atomic_write_text
 from axis_eval.errors import AxisError
 from axis_eval.report.models import PairEntry, Reliability, ReportManifest
-from axis_eval.runs.aggregate import composite, reliability
+from axis_eval.runs.aggregate import composite, noise_band, reliability
 from axis_eval.runs.baseline_models import (
     DIMENSIONS,
     Baseline,
@@ -47,7 +47,6 @@ from axis_eval.runs.baseline_models import (
 DEFAULT_NAME = "default"
 BASELINES_DIR = Path(".axis") / "baselines"
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-NOISE_FLOOR = 1.0
 MIN_MWU_RUNS = 4
 EXACT_MWU_MAX_TOTAL = 20
 """Up to this many runs in all the p-value is exact; above, the normal approximation."""
@@ -203,11 +202,6 @@ def set_baseline(
         baseline.updated_at = now
         write_baseline(config_dir, baseline)
     return baseline, merged
-
-
-def noise_band(stdev: float | None) -> float:
-    """max(1, 2σ); the floor when σ is unmeasured."""
-    return NOISE_FLOOR if stdev is None else max(NOISE_FLOOR, 2 * stdev)
 
 
 def reliability_delta(baseline: Reliability, current: Reliability) -> ReliabilityDelta:
