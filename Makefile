@@ -58,24 +58,28 @@ TASK_RUNNER_TAG ?= axis-eval/ax-task-runner:dev
 build-task-runner: $(STAMP) system-deps
 	$(BIN)/python docker/build.py --tag $(TASK_RUNNER_TAG)
 
-# docker.io and debootstrap for the image tests: installed when missing and running as
-# root (with service starts blocked, so no system dockerd creates a bridge); otherwise a
-# loud warning, and those tests skip (or fail under CI=true).
+# docker.io and debootstrap for the image tests, and Debian's chromium for the HTML report
+# tests (driven by Playwright's Python package; Playwright's own browser downloads are never
+# used): installed when missing and running as root (with service starts blocked, so no
+# system dockerd creates a bridge); otherwise a loud warning, and those tests skip (or fail
+# under CI=true).
 system-deps:
 	@missing=""; \
 	command -v dockerd >/dev/null 2>&1 || missing="$$missing docker.io"; \
 	command -v debootstrap >/dev/null 2>&1 || missing="$$missing debootstrap"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "system-deps: apt-get install$$missing"; \
 	  policy=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
 	    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; policy=1; fi; \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; } \
-	    || echo "WARNING: system-deps: apt-get install$$missing failed; image tests will skip (fail under CI=true)"; \
+	    || echo "WARNING: system-deps: apt-get install$$missing failed; their tests will skip (fail under CI=true)"; \
 	  if [ -n "$$policy" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
 	else \
 	  echo "##########################################################################"; \
 	  echo "# WARNING: missing$$missing, and not root (or no apt-get) to install it."; \
-	  echo "# The ax-task-runner image tests will SKIP (and FAIL under CI=true)."; \
+	  echo "# The ax-task-runner image tests (docker.io, debootstrap) and the HTML report"; \
+	  echo "# browser tests (chromium) will SKIP (and FAIL under CI=true)."; \
 	  echo "##########################################################################"; \
 	fi

@@ -12,8 +12,12 @@ For each N it writes a project with N scenarios and one declarative "instant" ag
 
 Each side runs as a child process measured with wait4(): wall time, CPU (user + sys,
 including every descendant) and peak RSS. A least-squares fit over N of (axis - floor)
-separates fixed cost from per-job cost. It also times `axis --version` and `axis --help`.
-Results go to stdout as a Markdown table for docs/benchmarks.md.
+separates fixed cost from per-job cost. With three values of N that fit moves by ~0.1 s
+between runs on a busy machine, so the fixed cost is also measured directly: one job
+(N = 1) through each side, --fixed-reps alternating pairs, median of the paired CPU
+differences. It also times `axis --version` and `axis --help`. Results go to stdout as
+Markdown for docs/benchmarks.md. Unset PYTHONDONTWRITEBYTECODE first: with it set, every
+`axis` start recompiles the sources (~0.1 s).
 """
 
 from __future__ import annotations
@@ -110,7 +114,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ns", default="50,150,300")
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--fixed-reps", type=int, default=15, help="N = 1 pairs (0: skip)")
     args = parser.parse_args()
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("warning: PYTHONDONTWRITEBYTECODE is set: axis recompiles at start", file=sys.stderr)
     ns = [int(n) for n in args.ns.split(",")]
     rows = []
     fit_n, fit_wall, fit_cpu = [], [], []
@@ -135,6 +142,15 @@ def main() -> None:
             fit_n.append(n)
             fit_wall.append(aw - fw)
             fit_cpu.append(ac - fc)
+        fixed: list[float] = []
+        if args.fixed_reps:
+            project = Path(tmp) / "p1"
+            make_project(project, 1)
+            for _ in range(args.fixed_reps):
+                floor_cpu = measure([PYTHON, str(floor_script), "1", "15"])[1]
+                axis_cpu = measure([AXIS, "run", "--no-score", "--concurrency", "15"], project)[1]
+                check_report(project, 1)
+                fixed.append(axis_cpu - floor_cpu)
         startup = {}
         for flag in ("--version", "--help"):
             walls = [measure([AXIS, flag])[0] for _ in range(10)]
@@ -160,6 +176,12 @@ def main() -> None:
         f"\nFit over N: wall axis − floor ≈ {a:.2f} s + {b * 1000:.2f} ms × N; "
         f"CPU axis − floor ≈ {c:.2f} s + {d * 1000:.2f} ms × N\n"
     )
+    if fixed:
+        q1, _, q3 = statistics.quantiles(fixed, n=4)
+        print(
+            f"Fixed cost, direct: axis − floor CPU at N = 1 ≈ {statistics.median(fixed):.3f} s "
+            f"[IQR {q1:.3f}–{q3:.3f}] ({len(fixed)} alternating pairs)\n"
+        )
     for flag, (med, lo, hi) in startup.items():
         print(f"`axis {flag}`: {med * 1000:.0f} ms [{lo * 1000:.0f}–{hi * 1000:.0f}] (10 runs)")
 

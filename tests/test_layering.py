@@ -48,6 +48,8 @@ def test_cli_uses_the_public_api() -> None:
             "axis_eval.cli.live",
             "axis_eval.cli._common",
             "axis_eval.cli.baseline",
+            "axis_eval.cli.ci",
+            "axis_eval.report.html",
             "axis_eval.schemas",
             "axis_eval.adapters.install",
             "axis_eval.runs.rescored",

@@ -34,9 +34,7 @@ Hook = Callable[[Any], Any]
 class RunnerConfig(BaseModel):
     """One run of the task runner (what :func:`ax_task_runner.run_async` takes)."""
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True, extra="forbid", use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     task: Task | None = None
     """The Task; None runs with no command and one implicit workspace at the root."""

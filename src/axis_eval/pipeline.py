@@ -36,11 +36,12 @@ from axis_eval.execute.workspace import PASSTHROUGH, missing_env
 from axis_eval.planning.matrix import Selection, plan
 from axis_eval.planning.models import AgentSpec, JobSpec, Plan
 from axis_eval.progress import Display, NullDisplay
-from axis_eval.report.models import ErrorKind, ReportManifest
+from axis_eval.report.models import ErrorKind, ReportManifest, RunEntry
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.aggregate import PassGate
 from axis_eval.runs.store import ReportStore, new_report_id, report_folder, reports_root
 from axis_eval.runs.writer import ReportWriter
+from axis_eval.scoring.models import ScoreResult
 
 
 class RunAborted(AxisError):
@@ -346,20 +347,13 @@ async def _execute(
     )
     writer.manifest.config_hash = config_hash(loaded)
     writer.manifest.before_all_output = notes
+    shown = the_plan
+    """What the display tracks: a resumed report's every job, the kept ones included."""
     if previous is not None:
-        done = len(the_plan.jobs) - len(writer.pending)
         display.message(
-            f"Resuming report {previous.report_id}: {done} finished job(s) kept, "
+            f"Resuming report {previous.report_id}: {len(writer.kept)} finished job(s) kept, "
             f"{len(writer.pending)} to run."
         )
-        unscored = writer.unscored() if options.score else []
-        if unscored:
-            note = (
-                f"{len(unscored)} finished run(s) were not scored before the interruption; "
-                f"`axis score {previous.report_id}` scores them"
-            )
-            writer.manifest.warnings = [*writer.manifest.warnings, note]
-            display.message(f"note: {note}")
         the_plan = the_plan.model_copy(update={"jobs": writer.pending})
     writer.flush()
     stop = StopSignal()
@@ -407,7 +401,12 @@ async def _execute(
         budget.update(outcome.spec, outcome.tokens)
         display.finished(outcome.spec, outcome)
 
-    display.start(the_plan, store.report_id)
+    display.start(shown, store.report_id)
+    to_score = _resume_scoring(options, writer, scorer, display)
+    scoring_now = {id(run) for _, run in to_score}
+    for job, run in writer.kept:
+        if id(run) not in scoring_now:
+            display.finished(job, _KeptRun(run))  # shown as they are, before the rest
     was_subreaper = is_subreaper()
     become_subreaper()
     ignore_existing_processes()
@@ -424,7 +423,10 @@ async def _execute(
         )
     try:
         async with OrphanReaper():
-            await schedule(the_plan.jobs, executor, ctx, on_result)
+            await asyncio.gather(
+                schedule(the_plan.jobs, executor, ctx, on_result),
+                _score_kept(to_score, writer, scorer, loaded, display, stop, concurrency),
+            )
     finally:
         if timer is not None:
             timer.cancel()
@@ -437,6 +439,104 @@ async def _execute(
         writer.manifest.model_server = scripted.summary()
         writer.store.write_lines("model-server.ndjson", scripted.log_lines())
     return await _finish(writer, loaded, hook_env, token, received, display)
+
+
+@dataclass(frozen=True)
+class _KeptRun:
+    """A run a resumed report kept, as the display sees a finished job."""
+
+    run: RunEntry
+
+    @property
+    def status(self) -> str:
+        return self.run.status
+
+    @property
+    def error(self) -> str | None:
+        return self.run.error
+
+    @property
+    def duration_ms(self) -> int:
+        return self.run.duration_ms
+
+    @property
+    def tokens(self) -> int:
+        return self.run.token_usage.total if self.run.token_usage else 0
+
+    @property
+    def score(self) -> ScoreResult | None:
+        return self.run.score
+
+
+def _resume_scoring(
+    options: RunOptions, writer: ReportWriter, scorer: Scorer | None, display: Display
+) -> list[tuple[JobSpec, RunEntry]]:
+    """The kept runs that finished unscored and that this run scores (``--resume``).
+
+    With ``--no-score`` (or a custom scorer that can only score in a workspace) they stay
+    unscored and the report says how to score them.
+    """
+    unscored = writer.unscored()
+    if not unscored:
+        return []
+    if options.score and scorer is not None:
+        from axis_eval.scoring.scorer import JudgeScorer
+
+        if isinstance(scorer, JudgeScorer):
+            display.message(
+                f"Scoring {len(unscored)} finished run(s) that were never scored, from their "
+                "transcripts, beside the jobs left to run."
+            )
+            return unscored
+    why = "--no-score" if not options.score else "this scorer needs their workspaces"
+    note = (
+        f"{len(unscored)} run(s) kept from before the interruption are not scored ({why}); "
+        f"`axis score {writer.store.report_id}` scores them"
+    )
+    writer.manifest.warnings = [*writer.manifest.warnings, note]
+    display.message(f"note: {note}")
+    return []
+
+
+async def _score_kept(
+    runs: list[tuple[JobSpec, RunEntry]],
+    writer: ReportWriter,
+    scorer: Scorer | None,
+    loaded: LoadedConfig,
+    display: Display,
+    stop: StopSignal,
+    concurrency: int,
+) -> None:
+    """Score kept runs beside the pending jobs, through the run's one scorer.
+
+    The scorer's judge concurrency limit, cache and spend accounting are shared with the
+    jobs; at most ``concurrency`` runs are read and judged at once. After a stop (a signal,
+    a run limit) no new one starts: those left stay unscored for the next ``--resume``.
+    """
+    if not runs:
+        return
+    from axis_eval.scoring.rescore import score_finished_run
+    from axis_eval.scoring.scorer import JudgeScorer
+
+    assert isinstance(scorer, JudgeScorer)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(job: JobSpec, run: RunEntry) -> None:
+        async with gate:
+            if stop.event.is_set():
+                return
+            display.phase(job, "scoring")
+            new = await score_finished_run(
+                scorer, writer.store.folder, job.pair_key, run, judging=loaded.config.judging
+            )
+            if new.score is not None:
+                writer.record_score(job, new.score, new.verdicts)
+            else:
+                line = f"{job.id}: {new.reason or 'not scored'}"
+                writer.manifest.warnings = [*writer.manifest.warnings, line]
+            display.finished(job, _KeptRun(run))
+
+    await asyncio.gather(*(one(job, run) for job, run in runs))
 
 
 async def _finish(
@@ -473,8 +573,23 @@ async def _finish(
         if not received:
             code = max(code, 1)
             manifest = writer.finish("finished", code)
+    _write_html(writer.store.folder, display)
     display.stop()
     return RunOutcome(manifest=manifest, report_dir=writer.store.folder, exit_code=code)
+
+
+def _write_html(folder: Path, display: Display) -> None:
+    """``report.html`` beside ``report.json``, as AXIS writes it at the end of every run.
+
+    The page is a view of files already on disk: failing to write it warns and never costs
+    the run its report or its exit code.
+    """
+    from axis_eval.report.html import write_html
+
+    try:
+        write_html(folder)
+    except Exception as exc:
+        display.message(f"warning: report.html not written: {exc}")
 
 
 def run(options: RunOptions) -> RunOutcome:

@@ -10,7 +10,7 @@ __all__ = ["ConnectAttempt", "RequestRecord", "ToolCallRecord", "Usage", "UsageT
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Usage(_Record):

@@ -33,7 +33,7 @@ _ABSTRACT_ARGS: dict[str, tuple[str, ...]] = {
 
 
 class _TapeModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class ToolCall(_TapeModel):

@@ -150,6 +150,12 @@ def test_resume_after_sigkill_keeps_finished_jobs(
 
     resumed = run_cli(root, "--no-score", "--resume", folder.name, env=env, timeout=60)
     assert resumed.exit_code == 0, resumed.stderr
+    # --no-score: the kept runs stay unscored, and the output and the report say how to fix it.
+    note = (
+        f"{len(finished)} run(s) kept from before the interruption are not scored (--no-score); "
+        f"`axis score {folder.name}` scores them"
+    )
+    assert f"note: {note}" in resumed.stderr
     assert only_report(root) == folder
     after = executions(e2e_dir)
     for key in finished:
@@ -162,9 +168,11 @@ def test_resume_after_sigkill_keeps_finished_jobs(
     assert sorted(p.scenario_key for p in manifest.results) == keys
     assert all(p.status == "completed" for p in manifest.results)
     assert manifest.summary.completed == len(keys)
+    assert note in manifest.warnings
     for key in keys:
         saved = read_json(folder / f"scenarios/{key}/logger/result.json")
         assert saved["run"]["status"] == "completed"
+        assert saved["run"].get("score") is None
 
 
 def test_resume_refuses_a_changed_config_unless_forced(tmp_path: Path, e2e_dir: Path) -> None:

@@ -1,13 +1,14 @@
 """``axis baseline``: set, list, show, delete and compare baselines (``.axis/baselines/``).
 
-Also :func:`compare_after_run`, which ``axis run --compare-baseline`` calls once the run
-is saved.
+Also what ``axis run --compare-baseline`` uses: :func:`load_for_run` (before the run),
+:func:`compare_after_run` (saves ``baseline-comparison.json``) and :func:`comparison_lines`.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -108,8 +109,14 @@ def render_comparison(cmp: BaselineComparison) -> str:
         lines.append("    " + " · ".join(dims))
     if any(not e.noise_measured for e in cmp.entries):
         lines.append("  * single-run baseline: noise unmeasured, band is the floor of 1")
-    s = cmp.summary
     lines.append("")
+    return "\n".join([*lines, *comparison_outcome(cmp)])
+
+
+def comparison_outcome(cmp: BaselineComparison) -> list[str]:
+    """The counts, new and vanished pairs, and one ``REGRESSION`` line per regression."""
+    s = cmp.summary
+    lines: list[str] = []
     lines.append(
         f"{s.improved} improved, {s.regressed} regressed, {s.unchanged} unchanged"
         + (f", {s.unscored} unscored" if s.unscored else "")
@@ -133,20 +140,51 @@ def render_comparison(cmp: BaselineComparison) -> str:
                 f"(the baseline's rate predicts {_num(e.reliability.expected)} scored of "
                 f"{e.reliability.current.total})"
             )
-    return "\n".join(lines)
+    return lines
 
 
-def compare_after_run(config_dir: str, name: str, manifest: ReportManifest) -> bool:
-    """``axis run --compare-baseline``: print the comparison to stderr; True on regression.
+def load_for_run(config_dir: str, name: str) -> Baseline:
+    """``axis run --compare-baseline NAME``: the baseline, loaded before the run starts.
 
     Raises:
-        AxisError: invalid name, missing or unreadable baseline.
+        AxisError: invalid name, missing or unreadable baseline (before any job runs).
     """
-    from axis_eval.runs.baselines import compare, load_baseline
+    from axis_eval.runs.baselines import load_baseline
 
-    result = compare(load_baseline(config_dir, name), manifest)
-    click.echo(render_comparison(result), err=True)
-    return result.has_regression
+    return load_baseline(config_dir, name)
+
+
+def compare_after_run(
+    baseline: Baseline, manifest: ReportManifest, report_dir: Path
+) -> BaselineComparison:
+    """Compare the run's report with ``baseline`` and save the comparison beside it.
+
+    ``<report folder>/baseline-comparison.json`` holds the comparison (the ``--json`` shape
+    of ``axis baseline compare``), written atomically, so the HTML report and later tools
+    read the deltas without comparing again. The caller prints it (``comparison_lines``).
+
+    Raises:
+        AxisError: the comparison file cannot be written.
+    """
+    from axis_eval.report.ci import save_comparison
+    from axis_eval.runs.baselines import compare
+
+    result = compare(baseline, manifest)
+    save_comparison(report_dir, result)
+    # The page written at the end of the run predates the comparison: write it again so it
+    # shows the deltas. Failing that costs nothing but the deltas on the page.
+    from axis_eval.report.html import write_html
+
+    try:
+        write_html(report_dir)
+    except Exception as exc:
+        click.echo(f"warning: report.html not rewritten with the comparison: {exc}", err=True)
+    return result
+
+
+def comparison_lines(cmp: BaselineComparison) -> list[str]:
+    """What ``axis run`` prints after its summary table: the baseline, counts, regressions."""
+    return [f"Baseline: {cmp.baseline_name}   Report: {cmp.report_id}", *comparison_outcome(cmp)]
 
 
 @click.group("baseline")

@@ -19,7 +19,6 @@ class InputModel(BaseModel):
 
     model_config = ConfigDict(
         extra="allow",
-        use_attribute_docstrings=True,
         populate_by_name=True,
         frozen=False,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
@@ -99,6 +98,8 @@ def problems_from(error: ValidationError, prefix: str = "") -> list[FieldProblem
 
 
 def _suggest(word: str, options: tuple[str, ...] | list[str]) -> str:
+    import difflib  # only a config with a problem needs it
+
     close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +54,8 @@ def read_data_file(path: Path, *, kind: str, profile: str | None = None) -> Any:
     if suffix in (".yaml", ".yml"):
         return _parse_yaml(text, path, kind)
     if suffix == ".toml":
+        import tomllib  # only TOML configs pay for the parser
+
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

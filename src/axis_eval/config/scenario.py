@@ -173,7 +173,7 @@ class ResolvedCheck(BaseModel):
 class Scenario(BaseModel):
     """A runnable scenario: one file, or one variant of it, with every field resolved."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     key: str
     """``cms/create-post`` or ``cms/create-post@with-mcp``."""

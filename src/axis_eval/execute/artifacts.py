@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mimetypes
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,8 @@ MAX_FILES = 1000
 
 
 def _mime(path: str) -> str:
+    import mimetypes  # only a run that collects artifacts needs it
+
     kind, _ = mimetypes.guess_type(path)
     return kind or "application/octet-stream"
 

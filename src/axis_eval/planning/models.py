@@ -12,7 +12,7 @@ from axis_eval.config.scenario import Scenario
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class AgentSpec(_Frozen):

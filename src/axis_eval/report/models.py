@@ -32,7 +32,6 @@ class OutputModel(BaseModel):
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
-        use_attribute_docstrings=True,
         serialize_by_alias=True,
     )
 

@@ -1,10 +1,11 @@
-"""Terminal renderings: dry runs, the report list, and one report's detail."""
+"""Terminal renderings: dry runs, the report list, one report's detail, the post-run summary."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from axis_eval.planning.models import Plan
+from axis_eval.report.ci import CiVerdicts, PairVerdict
 from axis_eval.report.models import PairDiff, PairEntry, ReportDiff, ReportManifest
 from axis_eval.runs.aggregate import describe_reliability
 from axis_eval.runs.aggregate import diff_reports as diff_reports  # for the CLI
@@ -282,4 +283,96 @@ def render_report_diff(diff: ReportDiff) -> str:
         names = [f"{p.scenario_key} × {p.agent_name}" for p in diff.pairs if p.verdict == verdict]
         if names:
             lines.append(f"{verdict.capitalize()} pairs ({len(names)}): {', '.join(names)}")
+    return "\n".join(lines)
+
+
+# --- after `axis run` ---------------------------------------------------------------------
+
+_OUTCOME = {"passed": "✓ pass", "failed": "✗ fail", "skipped": "○ cancelled"}
+
+
+def _run_cells(entry: PairEntry, scored: bool) -> list[str]:
+    sp = entry.spread
+    sigma = sp.axis_score.stdev if sp is not None else None
+    runs = str(entry.run_count) + ("" if sigma is None else f" · σ {sigma:.1f}")
+    rel = entry.reliability
+    reliability = "-" if rel is None else describe_reliability(rel, scored=scored)
+    return [runs, reliability]
+
+
+def _baseline_cells(v: PairVerdict, result: CiVerdicts) -> list[str]:
+    entry = v.comparison
+    if entry is None:
+        new = result.comparison is not None and any(
+            (r.scenario_key, r.agent_name) == (v.pair.scenario_key, v.pair.agent_name)
+            for r in result.comparison.new
+        )
+        return ["-", "new" if new else "-"]
+    delta = "-" if entry.delta is None else f"{entry.delta:+g}"
+    verdict = entry.verdict + (" +reliability" if entry.reliability.regressed else "")
+    if entry.regressed:
+        verdict = "▼ " + verdict
+    return [delta, verdict]
+
+
+def render_run_summary(result: CiVerdicts) -> str:
+    """After ``axis run``: the headline and one table row per pair with its CI verdict.
+
+    Columns: status (with ``--min-score`` and the baseline applied), the representative's
+    composite and four dimensions, runs and σ, reliability and, when compared, the
+    baseline delta and verdict. Under a row that did not pass, its reasons (regressions
+    are spelled out after the table, with the baseline's numbers).
+    """
+    m = result.manifest
+    s = m.summary
+    counts = [f"{result.count('passed')} passed", f"{result.count('failed')} failed"]
+    if result.count("skipped"):
+        counts.append(f"{result.count('skipped')} cancelled")
+    runs = f"{s.runs_total} runs" + (f", {s.runs_failed} failed" if s.runs_failed else "")
+    if s.runs_cancelled:
+        runs += f", {s.runs_cancelled} cancelled"
+    lines = [
+        f"AXIS Report: {m.report_id}" + (f" ({m.name})" if m.name else ""),
+        f"  Pairs:      {', '.join(counts)} ({s.total} total) · {runs} · "
+        f"{_duration(m.duration_ms)}",
+    ]
+    if m.state != "finished":
+        lines.append(f"  State:      {m.state}")
+    if s.average_axis_score is not None:
+        lines.append(f"  AXIS Result: {s.average_axis_score:g} / 100 (average)")
+    lines.append("")
+    compared = result.comparison is not None
+    headers = ["Scenario", "Agent", "Status", "AXIS", "Goal", "Env", "Svc", "Agent"]
+    headers += ["Runs", "Reliability"]
+    if compared:
+        headers += ["ΔBaseline", "Verdict"]
+    headers.append("Duration")
+    rows = []
+    for v in result.pairs:
+        e = v.pair
+        agent = e.agent_name + (f" @{e.variant}" if e.variant else "")
+        row = [
+            e.base_key,
+            agent,
+            _OUTCOME[v.outcome],
+            *_score_cells(e),
+            *_run_cells(e, result.scored),
+        ]
+        if compared:
+            row += _baseline_cells(v, result)
+        row.append(_duration(sum(r.duration_ms for r in e.runs) or e.duration_ms))
+        rows.append(row)
+    table = _table(headers, rows)
+    lines += table[:2]
+    for v, row_line in zip(result.pairs, table[2:], strict=True):
+        lines.append(row_line)
+        for reason in v.reasons:
+            if reason.kind != "regressed":
+                lines.append(f"    ↳ {reason.message}")
+        score = v.pair.score
+        if score is not None and score.withheld and not v.pair.failed:
+            lines.append(f"    ↳ score withheld: {(score.withheld_reason or '')[:120]}")
+    if m.load_failures:
+        lines += ["", f"Failed to load ({len(m.load_failures)}):"]
+        lines += [f"  {f.path}: {f.error}" for f in m.load_failures]
     return "\n".join(lines)

@@ -32,7 +32,6 @@ class BaselineModel(BaseModel):
         extra="ignore",
         alias_generator=to_camel,
         populate_by_name=True,
-        use_attribute_docstrings=True,
         serialize_by_alias=True,
     )
 

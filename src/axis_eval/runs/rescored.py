@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from axis_eval.report.models import ReportManifest, RunResult
+from axis_eval.report.models import ReportManifest
 from axis_eval.runs.aggregate import refresh_pair, summarize
 from axis_eval.runs.store import ReportStore
-from axis_eval.scoring.rescore import VERDICTS_FILE, RescoreResult
+from axis_eval.runs.writer import store_score
+from axis_eval.scoring.rescore import RescoreResult
 
 
 def save_rescore(report_dir: Path, result: RescoreResult) -> ReportManifest:
-    """Write every new score (``result.json``, ``verdicts.json``) and then the manifest."""
+    """Write every new score (``verdicts.json``, ``result.json``) and then the manifest."""
     store = ReportStore(report_dir)
     manifest = ReportManifest.model_validate_json((report_dir / "report.json").read_bytes())
     by_run = {(r.scenario_key, r.agent_name, r.run_index): r for r in result.runs}
@@ -20,16 +21,7 @@ def save_rescore(report_dir: Path, result: RescoreResult) -> ReportManifest:
             new = by_run.get((pair.scenario_key, pair.agent_name, run.run_index))
             if new is None or new.score is None:
                 continue
-            run.score = new.score
-            result_path = report_dir / run.dir / "result.json"
-            if result_path.is_file():
-                stored = RunResult.model_validate_json(result_path.read_bytes())
-                stored.run.score = new.score
-                if new.verdicts is not None:
-                    stored.files["verdicts"] = f"{run.dir}/{VERDICTS_FILE}"
-                store.write_json(f"{run.dir}/result.json", stored)
-            if new.verdicts is not None:
-                store.write_json(f"{run.dir}/{VERDICTS_FILE}", new.verdicts)
+            store_score(store, run, new.score, new.verdicts)
         refresh_pair(pair)
     s = manifest.summary
     manifest.summary = summarize(manifest.results, s.skipped, s.load_failures)

@@ -28,11 +28,13 @@ from axis_eval.report.models import (
 )
 from axis_eval.runs.aggregate import PassGate, refresh_pair, summarize
 from axis_eval.runs.store import ReportStore, pair_dir, run_dir
-from axis_eval.scoring.models import ScoreResult
+from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
 from axis_eval.transcript.sparse_index import build_sparse_index
 
 INLINE_TEXT_BYTES = 64 * 1024
 """Text artifacts up to this size are also inlined in the manifest; larger ones are linked."""
+VERDICTS_FILE = "verdicts.json"
+"""A run's judge verdicts, kept so ``axis score`` can score it again."""
 
 
 def _now() -> str:
@@ -81,6 +83,8 @@ class ReportWriter:
         self._pairs: dict[tuple[str, str], PairEntry] = {}
         self.pending: list[JobSpec] = list(plan.jobs)
         """The jobs this run must execute (all of them, unless resumed)."""
+        self.kept: list[tuple[JobSpec, RunEntry]] = []
+        """Resumed: the jobs that had finished, with their runs (kept, never re-run)."""
         if previous is not None:
             self.manifest = self._adopt(previous, plan)
             self._skipped = len(plan.skipped)
@@ -165,6 +169,8 @@ class ReportWriter:
             entry.runs = [runs[i] for i in sorted(runs)]
             if run.status == "cancelled":
                 self.pending.append(job)
+            else:
+                self.kept.append((job, run))
         m.skipped = plan.skipped
         m.load_failures = [
             LoadFailureEntry(path=f.path, key=f.key, error=f.error) for f in plan.load_failures
@@ -178,14 +184,20 @@ class ReportWriter:
         except (OSError, ValueError):
             return None
 
-    def unscored(self) -> list[RunEntry]:
-        """Completed runs with no score (e.g. finished just before an interruption)."""
-        return [
-            r
-            for p in self._pairs.values()
-            for r in p.runs
-            if r.status == "completed" and r.score is None
-        ]
+    def unscored(self) -> list[tuple[JobSpec, RunEntry]]:
+        """Kept completed runs with no score (they finished in a ``--no-score`` run)."""
+        return [(job, r) for job, r in self.kept if r.status == "completed" and r.score is None]
+
+    def record_score(
+        self, job: JobSpec, score: ScoreResult, verdicts: JudgeVerdicts | None
+    ) -> RunEntry:
+        """Give a kept run the score it lacked (``--resume``), then refresh its pair."""
+        entry = self._pairs[job.pair_key]
+        run = next(r for r in entry.runs if r.run_index == job.run_index)
+        store_score(self.store, run, score, verdicts)
+        refresh_pair(entry, self.gate)
+        self.flush(force=False)
+        return run
 
     @staticmethod
     def _pair(job: JobSpec) -> PairEntry:
@@ -282,8 +294,8 @@ class ReportWriter:
             self.store.write_json(f"{folder}/transcript.json", outcome.transcript)
             files["transcript"] = f"{folder}/transcript.json"
         if outcome.verdicts is not None:
-            self.store.write_json(f"{folder}/verdicts.json", outcome.verdicts)
-            files["verdicts"] = f"{folder}/verdicts.json"
+            self.store.write_json(f"{folder}/{VERDICTS_FILE}", outcome.verdicts)
+            files["verdicts"] = f"{folder}/{VERDICTS_FILE}"
         if outcome.raw_output:
             name = "raw.ndjson" if _is_ndjson(outcome.raw_output) else "raw.txt"
             if name == "raw.ndjson":
@@ -323,6 +335,25 @@ class ReportWriter:
         self.manifest.exit_code = exit_code
         self.flush(durable=True)
         return self.manifest
+
+
+def store_score(
+    store: ReportStore, run: RunEntry, score: ScoreResult, verdicts: JudgeVerdicts | None
+) -> None:
+    """Put a new score on a saved run: ``verdicts.json``, ``result.json``, then ``run``.
+
+    The manifest is the caller's to write (after its pairs are refreshed).
+    """
+    if verdicts is not None:
+        store.write_json(f"{run.dir}/{VERDICTS_FILE}", verdicts)
+    path = store.folder / run.dir / "result.json"
+    if path.is_file():
+        saved = RunResult.model_validate_json(path.read_bytes())
+        saved.run.score = score
+        if verdicts is not None:
+            saved.files["verdicts"] = f"{run.dir}/{VERDICTS_FILE}"
+        store.write_json(f"{run.dir}/result.json", saved)
+    run.score = score
 
 
 def _score(score: ScoreResult | dict[str, Any] | None) -> ScoreResult | None:

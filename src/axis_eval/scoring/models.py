@@ -51,7 +51,6 @@ class ScoringModel(BaseModel):
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
-        use_attribute_docstrings=True,
         serialize_by_alias=True,
     )
 

@@ -7,7 +7,11 @@ The workspace of every run is gone, so:
 - an API judge is asked again through the answer cache: an unchanged prompt is a cache hit,
   so re-scoring with changed weights or calibration makes no call and spends no token;
   ``--judge provider:model`` asks another model (new calls, new spend);
-- ``--judge <agent>`` runs that agent on the transcript alone, without the files.
+- ``--judge <agent>`` runs that agent on the transcript alone, without the files;
+- a run that was never scored (``--no-score``; ``axis run --resume`` scores such runs
+  through :func:`score_finished_run`) asks its judge: an API judge, or an agent judge whose
+  adapter is loaded (``--judge <agent>``, or the resumed run's judges) on the transcript
+  alone. Its deterministic checks cannot run any more: with ``run`` checks it is withheld.
 
 Nothing here writes: :func:`rescore_report` returns the new scores and the caller stores
 them (``result.json``'s ``run.score``, the manifest, ``verdicts.json``).
@@ -15,6 +19,7 @@ them (``result.json``'s ``run.score``, the manifest, ``verdicts.json``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +33,7 @@ from axis_eval.config.models import LoadedConfig, weights_of
 from axis_eval.planning.models import AgentSpec, JobSpec
 from axis_eval.report.models import ReportManifest, RunEntry, RunResult
 from axis_eval.scoring.checks import rubric_of
-from axis_eval.scoring.composite import WeightsLike, score_from_verdicts
+from axis_eval.scoring.composite import WeightsLike, score_from_verdicts, withhold
 from axis_eval.scoring.judge import JudgeChoice, choose_judge
 from axis_eval.scoring.judge_agent import load_judge_adapters
 from axis_eval.scoring.models import (
@@ -42,6 +47,8 @@ from axis_eval.scoring.retry import RetryPolicy
 from axis_eval.scoring.scorer import JudgeScorer
 from axis_eval.transcript.models import Transcript
 from axis_eval.transcript.sparse_index import build_sparse_index
+
+log = logging.getLogger(__name__)
 
 VERDICTS_FILE = "verdicts.json"
 """A run folder's stored :class:`JudgeVerdicts`; without it they are rebuilt from the score."""
@@ -157,10 +164,21 @@ class _Rescorer:
         stored = _stored_verdicts(folder / where, previous)
         deterministic = _deterministic(spec, stored)
         choice = choose_judge(self.judging, spec.agent, self.judge)
-        verdicts = await self._verdicts(choice, transcript, index, spec, deterministic, stored)
-        if verdicts is None:
-            base.reason = "not scored: no stored verdicts and no API judge to ask"
+        agent = choice.agent.adapter if choice.agent else None
+        if stored is None and choice.kind == "agent" and agent not in self.scorer.adapters:
+            base.reason = f"not scored: never judged, and judge agent {choice.label} is not loaded"
             return base
+        lost = [c for c in rubric_of(spec.scenario) if c.run and c.position not in deterministic]
+        if lost:
+            base.score = withhold(
+                f"the check {lost[0].text!r} (`{lost[0].run}`) was never run and its "
+                "workspace is gone; re-run the pair (`axis run --failed`)",
+                weights=self.scorer.weights,
+                calibration=self.scorer.calibration,
+            )
+            base.reason = "withheld: a deterministic check has no result"
+            return base
+        verdicts = await self._verdicts(choice, transcript, index, spec, deterministic, stored)
         base.verdicts = verdicts
         base.asked = REUSED_AGENT not in verdicts.notes
         base.score = score_from_verdicts(
@@ -176,12 +194,13 @@ class _Rescorer:
         spec: JobSpec,
         deterministic: dict[int, CheckVerdict],
         stored: JudgeVerdicts | None,
-    ) -> JudgeVerdicts | None:
+    ) -> JudgeVerdicts:
         has_runs = any(c.run for c in rubric_of(spec.scenario))
-        ask_again = choice.kind == "api" or self.judge is not None
+        # Never judged (no stored verdicts): ask the judge, whatever it is; an agent judge
+        # then sees the transcript alone, as with `--judge <agent>`.
+        ask_again = choice.kind == "api" or self.judge is not None or stored is None
         if not ask_again:
-            if stored is None:
-                return None
+            assert stored is not None
             notes = [*stored.notes, REUSED_AGENT] + ([REUSED_CHECKS] if has_runs else [])
             return stored.model_copy(update={"notes": list(dict.fromkeys(notes))})
         verdicts = await self.scorer.verdicts_for(
@@ -200,6 +219,35 @@ class _Rescorer:
                 f"judge agent {choice.label} judged the transcript alone (the workspace is gone)"
             )
         return verdicts
+
+
+async def score_finished_run(
+    scorer: JudgeScorer,
+    report_dir: Path,
+    pair_key: tuple[str, str],
+    entry: RunEntry,
+    *,
+    judging: Any,
+) -> RescoredRun:
+    """Score one finished run from its files, through a running ``axis run``'s scorer.
+
+    ``axis run --resume`` scores runs an interruption left unscored this way: the same
+    judges, answer cache and judge concurrency limit as the jobs it runs (``judging`` is the
+    config's). Nothing is written. A failure to score is a withheld score, never an error,
+    as in a fresh run.
+    """
+    try:
+        return await _Rescorer(scorer, scorer.judge_override, judging).run(report_dir, entry)
+    except Exception as exc:  # a bug or an unreadable file must not stop the run
+        log.exception("scoring %s failed", entry.dir)
+        reason = f"scoring failed: {type(exc).__name__}: {exc}"
+        return RescoredRun(
+            *pair_key,
+            entry.run_index,
+            entry.dir,
+            withhold(reason, weights=scorer.weights, calibration=scorer.calibration),
+            reason=reason,
+        )
 
 
 async def rescore_report(
