@@ -65,6 +65,9 @@ def test_all_completed_exits_0(tmp_path: Path) -> None:
     assert manifest["exitCode"] == 0
     assert manifest["summary"]["completed"] == 2
     assert "Report saved:" in done.stderr
+    # The end of every run writes the HTML page beside report.json and names it.
+    page = only_report(root) / "report.html"
+    assert f"HTML report:  {page}" in done.stderr and page.is_file()
 
 
 def test_a_failed_pair_exits_1(tmp_path: Path) -> None:

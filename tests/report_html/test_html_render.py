@@ -22,6 +22,7 @@ from ._project import (
     run_report,
     shared_reports,
 )
+from .conftest import OpenReport
 
 
 @pytest.fixture(scope="module")
@@ -204,3 +205,46 @@ def test_axis_run_writes_the_page_and_a_baseline_run_rewrites_it(
     assert [(b["scenarioKey"], b["delta"]) for b in shown] == [
         (e["scenarioKey"], e["delta"]) for e in saved["entries"]
     ]
+
+
+def test_summary_and_script_come_before_the_payloads(reports: Reports) -> None:
+    """The parser reaches the summary table and the page's script before any payload, so the
+    summary is painted and interactive while megabytes of payloads are still being read."""
+    page = render_html(reports.scored)
+    summary = page.index('<table id="summary"')
+    details = page.index('<details class="pair"')
+    script = page.index("<script>")
+    first_payload = page.index('<script type="application/x-axis-gzip"')
+    assert summary < details < script < first_payload
+    assert page.rindex("<script>") == script  # one page script, ahead of every payload
+    assert page.count('<script type="application/x-axis-gzip"') == len(payloads(page))
+
+
+def test_a_pair_opened_before_its_payload_is_parsed_still_renders(
+    reports: Reports, open_report: OpenReport, tmp_path: Path
+) -> None:
+    """`#pair-N` in the address opens that pair as the script runs, while the parser still
+    has megabytes of payloads to read (padding, as in a 1,000-job page, ahead of the real
+    ones): the detail waits for its payload, then renders; nothing fails on the way."""
+    pairs = manifest(reports.scored)["results"]
+    assert isinstance(pairs, list)
+    number = [p["scenarioKey"] for p in pairs].index("words")
+    page_html = render_html(reports.scored)
+    cut = page_html.index('<script type="application/x-axis-gzip"')
+    padding = "".join(
+        f'<script type="application/x-axis-gzip" data-payload="pad{i}">{"A" * 8000}</script>\n'
+        for i in range(2000)
+    )
+    target = tmp_path / "padded.html"
+    target.write_text(page_html[:cut] + padding + page_html[cut:], encoding="utf-8")
+    opened = open_report(target, wait_until="commit")
+    page = opened.page
+    page.evaluate(f"location.hash = '#pair-{number}'")
+    page.reload(wait_until="commit")
+    detail = page.locator(f'#pair-{number}[data-rendered="true"]')
+    detail.wait_for()
+    assert detail.get_attribute("open") is not None
+    assert detail.locator("tr.run-row").count() == 3
+    page.locator("#config summary").click()  # the last payload
+    page.wait_for_selector("#config pre")
+    opened.assert_clean()

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.adapters.base import (
     AdapterConfigError,
     AdapterInput,
@@ -150,7 +151,7 @@ def _text_result(ctx: ResultContext[list[str]]) -> AdapterResult:
 @dataclass
 class _EventState:
     result: str | None = None
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=empty_list)
     cost_usd: float | None = None
     session_id: str | None = None
 

@@ -101,6 +101,9 @@ class CiFlags:
             click.echo("\n".join(below), err=True)
         _warn(notes)
         click.echo(f"  Report saved: {outcome.report_dir}", err=True)
+        page = outcome.report_dir / "report.html"
+        if page.is_file():
+            click.echo(f"  HTML report:  {page}", err=True)
         click.echo(f"  View details: axis reports {manifest.report_id}", err=True)
         for path, text, flag in render_outputs(
             result, junit=self.junit, summary_md=self.summary_md

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.config._base import InputModel, NonEmptyStr
 
 DEFAULT_ACTION_TIMEOUT_MINUTES = 3.0
@@ -55,7 +56,7 @@ class McpStdioServer(InputModel):
 
     type: Literal["stdio"]
     command: NonEmptyStr
-    args: list[str] = Field(default_factory=list)
+    args: list[str] = Field(default_factory=empty_list)
     env: dict[str, str] = Field(default_factory=dict)
     """Environment for the server; values are treated as secrets in everything written."""
 

@@ -14,6 +14,7 @@ from pydantic import (
     model_validator,
 )
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, check_runs
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
 from axis_eval.config.scenario import ScenarioInput
@@ -82,7 +83,7 @@ class AgentEntry(InputModel):
     """Binary (or argv prefix) to spawn instead of the adapter's default."""
     scenarios: list[NonEmptyStr] | None = None
     """Scenario filters for this agent: keys, base keys or globs; ``*`` = all."""
-    skills: list[str] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=empty_list)
 
     @model_validator(mode="before")
     @classmethod
@@ -197,7 +198,7 @@ class DeclarativeAdapter(InputModel):
     prompt_via: Literal["argv", "stdin"] = "argv"
     output: Literal["text", "ndjson"] = "text"
     """``text``: stdout is the answer; ``ndjson``: axis-eval's normalized events."""
-    required_env: list[NonEmptyStr] = Field(default_factory=list)
+    required_env: list[NonEmptyStr] = Field(default_factory=empty_list)
     """Variables the agent needs; checked before any job starts."""
 
 
@@ -259,17 +260,17 @@ class Config(InputModel):
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Named overlays chosen with ``--profile``: deep-merged; include/exclude replaced."""
     settings: Settings = Field(default_factory=Settings)
-    env: list[NonEmptyStr] = Field(default_factory=list)
+    env: list[NonEmptyStr] = Field(default_factory=empty_list)
     """Names of variables passed through to agents and scripts."""
     mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
-    skills: list[str] = Field(default_factory=list)
-    artifacts: list[NonEmptyStr] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=empty_list)
+    artifacts: list[NonEmptyStr] = Field(default_factory=empty_list)
     judging: Judging | None = None
     model_server: ModelServerSettings | None = None
     """Scripted model answers for every built-in agent: a dry run that spends no tokens."""
-    before_all: list[LifecycleAction] = Field(default_factory=list, alias="beforeAll")
+    before_all: list[LifecycleAction] = Field(default_factory=empty_list, alias="beforeAll")
     """Run once before any job, in the config directory."""
-    after_all: list[LifecycleAction] = Field(default_factory=list, alias="afterAll")
+    after_all: list[LifecycleAction] = Field(default_factory=empty_list, alias="afterAll")
     """Run once after the report is written, with its folder and counts."""
 
     @field_validator("scenarios", mode="before")
@@ -312,4 +313,4 @@ class LoadedConfig(BaseModel):
     config_dir: str
     """Absolute directory of the config file: base of relative paths and of ``.axis/``."""
     profile: str | None = None
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=empty_list)

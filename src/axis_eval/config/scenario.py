@@ -14,6 +14,7 @@ from pydantic import (
     model_validator,
 )
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, check_runs
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
 
@@ -183,15 +184,15 @@ class Scenario(BaseModel):
     prompt: str
     judge: str | list[ResolvedCheck]
     skip: bool = False
-    setup: list[LifecycleAction] = Field(default_factory=list)
-    teardown: list[LifecycleAction] = Field(default_factory=list)
+    setup: list[LifecycleAction] = Field(default_factory=empty_list)
+    teardown: list[LifecycleAction] = Field(default_factory=empty_list)
     agents: list[str] | None = None
-    skills: list[str] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=empty_list)
     mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
     limits: Limit | None = None
     runs: int | None = None
-    env: ScenarioEnv = Field(default_factory=list)
-    artifacts: list[str] = Field(default_factory=list)
+    env: ScenarioEnv = Field(default_factory=empty_list)
+    artifacts: list[str] = Field(default_factory=empty_list)
     source: str | None = None
     """The file it came from (absolute), or None for an inline scenario."""
 

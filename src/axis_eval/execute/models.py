@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.planning.models import JobSpec
 from axis_eval.report.models import ErrorKind, JobStatus, OutputModel
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
@@ -33,17 +34,17 @@ class JobOutcome(OutputModel):
     ended_at: str | None = None
     duration_ms: int = 0
     transcript: Transcript | None = None
-    raw_output: list[str] = Field(default_factory=list)
+    raw_output: list[str] = Field(default_factory=empty_list)
     stderr: str = ""
     result: str | None = None
     setup_output: str | None = None
     teardown_output: str | None = None
-    artifacts: list[CollectedArtifact] = Field(default_factory=list)
+    artifacts: list[CollectedArtifact] = Field(default_factory=empty_list)
     score: ScoreResult | None = None
     verdicts: JudgeVerdicts | None = None
     """What the judges said (kept so ``axis score`` can recompute without calling them)."""
     workspace: str | None = None
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=empty_list)
 
     @property
     def tokens(self) -> int:

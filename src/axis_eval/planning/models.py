@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.config.actions import McpServer
 from axis_eval.config.discover import LoadFailure
 from axis_eval.config.scenario import Scenario
@@ -26,7 +27,7 @@ class AgentSpec(_Frozen):
     endpoint: str | None = None
     flags: dict[str, str | bool] = Field(default_factory=dict)
     command: list[str] | None = None
-    skills: list[str] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=empty_list)
     scenarios: list[str] | None = None
 
 
@@ -51,15 +52,15 @@ class JobSpec(_Frozen):
     time_limit_s: float
     """Per-job time limit: scenario ``limits``, else ``settings.limits.scenario``, else 15 min."""
     token_limit: int | None = None
-    env_pass: list[str] = Field(default_factory=list)
+    env_pass: list[str] = Field(default_factory=empty_list)
     """Names passed through from the parent environment (config ``env`` + scenario list)."""
     env_set: dict[str, str] = Field(default_factory=dict)
     """Literal values a scenario sets."""
     mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
     """Config servers overlaid by the scenario's."""
-    skills: list[str] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=empty_list)
     """Config + agent + scenario skills, de-duplicated."""
-    artifacts: list[str] = Field(default_factory=list)
+    artifacts: list[str] = Field(default_factory=empty_list)
     """Config + scenario artifact globs, de-duplicated."""
     config_dir: str
 
@@ -84,11 +85,11 @@ class Plan(_Frozen):
     pairs: list[Pair]
     jobs: list[JobSpec]
     """Run-major: every pair's run 1 before any pair's run 2."""
-    skipped: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=empty_list)
     """Keys of selected scenarios marked ``skip``."""
-    load_failures: list[LoadFailure] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    load_failures: list[LoadFailure] = Field(default_factory=empty_list)
+    warnings: list[str] = Field(default_factory=empty_list)
+    notes: list[str] = Field(default_factory=empty_list)
     """Start-up notes, such as a run-level limit shared by repeats."""
     status_line: str = ""
     """``Discovered N scenarios across M agents: P pairs, J jobs``."""

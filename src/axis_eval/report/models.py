@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.scoring.models import ScoreResult
 
 SCHEMA_VERSION = 1
@@ -93,14 +94,14 @@ class RunEntry(OutputModel):
     """The agent's final answer (its last message)."""
     dir: str
     """This run's folder, relative to the report folder."""
-    artifacts: list[ArtifactEntry] = Field(default_factory=list)
+    artifacts: list[ArtifactEntry] = Field(default_factory=empty_list)
     setup_output: str | None = None
     """Notes the setup actions wrote to ``$AXIS_OUTPUT`` (never shown to the agent)."""
     teardown_output: str | None = None
     score: ScoreResult | None = None
     """The AXIS Result; absent until scored (or with ``--no-score``); ``withheld`` when the
     judge failed for good."""
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=empty_list)
     """What went oddly without failing the run (e.g. stdout lines that were not JSON)."""
 
 
@@ -154,8 +155,8 @@ class PassRates(OutputModel):
     passed: int = 0
     rate: float | None = None
     """``passed / n`` (= pass@1), rounded to 4 decimals; None when no run counts."""
-    pass_at_k: list[float] = Field(default_factory=list)
-    pass_hat_k: list[float] = Field(default_factory=list)
+    pass_at_k: list[float] = Field(default_factory=empty_list)
+    pass_hat_k: list[float] = Field(default_factory=empty_list)
     gate_failed: bool = False
     """The pass rate fell below ``minPassRate``: the pair is failed."""
 
@@ -190,7 +191,7 @@ class PairEntry(OutputModel):
     judge: str | list[dict[str, Any]]
     agent_config: dict[str, Any]
     resolved_config: dict[str, Any]
-    runs: list[RunEntry] = Field(default_factory=list)
+    runs: list[RunEntry] = Field(default_factory=empty_list)
     reliability: Reliability | None = None
     spread: Spread | None = None
     """Statistics over the scored runs; None until a run is scored."""
@@ -248,10 +249,10 @@ class ReportManifest(OutputModel):
     config_dir: str
     profile: str | None = None
     summary: Summary
-    results: list[PairEntry] = Field(default_factory=list)
-    skipped: list[str] = Field(default_factory=list)
-    load_failures: list[LoadFailureEntry] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    results: list[PairEntry] = Field(default_factory=empty_list)
+    skipped: list[str] = Field(default_factory=empty_list)
+    load_failures: list[LoadFailureEntry] = Field(default_factory=empty_list)
+    warnings: list[str] = Field(default_factory=empty_list)
     scoring_weights: dict[str, float] | None = None
     resolved_config: dict[str, Any] = Field(default_factory=dict)
     """The config in force (profile merged), secrets redacted."""
@@ -310,7 +311,7 @@ class PairDiff(OutputModel):
     runs_b: int = 0
     noise_measured: bool = False
     """False when report A scored fewer than two runs: the floor of 1 applies."""
-    deltas: list[DimensionDelta] = Field(default_factory=list)
+    deltas: list[DimensionDelta] = Field(default_factory=empty_list)
     reliability_a: Reliability | None = None
     reliability_b: Reliability | None = None
 
@@ -320,5 +321,5 @@ class ReportDiff(OutputModel):
 
     report_a: str
     report_b: str
-    pairs: list[PairDiff] = Field(default_factory=list)
+    pairs: list[PairDiff] = Field(default_factory=empty_list)
     """Pairs in both reports, then new ones (only in B), then vanished ones (only in A)."""

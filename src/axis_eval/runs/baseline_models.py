@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.report.models import Reliability
 
 Verdict = Literal["improved", "regressed", "unchanged", "unscored"]
@@ -52,7 +53,7 @@ class BaselineEntry(BaselineModel):
     """The source report's timestamp."""
     runs: int | None = None
     """How many runs the pair had (absent in AXIS's files: one)."""
-    run_scores: list[float] = Field(default_factory=list)
+    run_scores: list[float] = Field(default_factory=empty_list)
     """The composite of every scored run, by run index (absent in AXIS's files)."""
     stdev: float | None = None
     """Sample standard deviation (n − 1) of ``runScores``; None with fewer than two."""
@@ -173,10 +174,10 @@ class BaselineComparison(BaselineModel):
 
     baseline_name: str
     report_id: str
-    entries: list[ComparisonEntry] = Field(default_factory=list)
-    new: list[PairRef] = Field(default_factory=list)
+    entries: list[ComparisonEntry] = Field(default_factory=empty_list)
+    new: list[PairRef] = Field(default_factory=empty_list)
     """Scored pairs of the report the baseline lacks."""
-    vanished: list[PairRef] = Field(default_factory=list)
+    vanished: list[PairRef] = Field(default_factory=empty_list)
     """Baseline pairs the report lacks."""
     summary: ComparisonSummary = Field(default_factory=ComparisonSummary)
 

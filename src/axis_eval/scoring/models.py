@@ -21,6 +21,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from axis_eval._util.defaults import empty_list
+
 SCORE_SCHEMA_VERSION = 1
 
 Category = Literal["environment", "service", "agent"]
@@ -106,7 +108,7 @@ class NecessityVerdict(ScoringModel):
     """A category's necessity judgment: were its interactions needed?"""
 
     score: Unit = Field(default=1.0, ge=0, le=1)
-    unnecessary_ids: list[int] = Field(default_factory=list)
+    unnecessary_ids: list[int] = Field(default_factory=empty_list)
     """Ids of the interactions the judge found avoidable."""
     rationale: str = ""
 
@@ -138,16 +140,16 @@ class JudgeVerdicts(ScoringModel):
     """
 
     schema_version: int = SCORE_SCHEMA_VERSION
-    checks: list[CheckVerdict] = Field(default_factory=list)
+    checks: list[CheckVerdict] = Field(default_factory=empty_list)
     """Goal checks in rubric order: judged and deterministic alike."""
-    audits: list[InteractionAudit] = Field(default_factory=list)
+    audits: list[InteractionAudit] = Field(default_factory=empty_list)
     """Per-interaction audits; an interaction without one keeps the defaults."""
     necessity: dict[Category, NecessityVerdict] = Field(default_factory=dict)
     """Per-category necessity; a category without one defaults to 1.0."""
     chunks: int = Field(default=1, ge=0)
     """How many pieces the transcript was split into for the judges (0: no judge called)."""
     spend: JudgeSpend | None = None
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=empty_list)
     """Things to tell the reader (chunking, reused verdicts …)."""
     withheld_reason: str | None = None
     """Set when the judge failed for good: the score is withheld, never zero or invented."""
@@ -187,11 +189,11 @@ class CategoryScore(ScoringModel):
     """Interactions in this category (multi-category interactions count in each)."""
     audited: int = Field(default=0, ge=0)
     """Of those, how many a judge audited (the others kept the defaults)."""
-    unnecessary_ids: list[int] = Field(default_factory=list)
+    unnecessary_ids: list[int] = Field(default_factory=empty_list)
     necessity_rationale: str | None = None
     weakest_signal: Signal
     """The first minimum in the order success, speed, weight, relevance, necessity."""
-    weakest_ids: list[int] = Field(default_factory=list)
+    weakest_ids: list[int] = Field(default_factory=empty_list)
     """The interactions behind the weakest signal (lowest values first)."""
 
 
@@ -260,18 +262,18 @@ class ScoreResult(ScoringModel):
     agent: int | None = Field(default=None, ge=0, le=100)
     weights: CompositeWeights = Field(default_factory=CompositeWeights)
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
-    checks: list[CheckVerdict] = Field(default_factory=list)
+    checks: list[CheckVerdict] = Field(default_factory=empty_list)
     categories: dict[Category, CategoryScore] = Field(default_factory=dict)
-    audits: list[InteractionAudit] = Field(default_factory=list)
+    audits: list[InteractionAudit] = Field(default_factory=empty_list)
     """The judge's audits as given (defaults are not listed)."""
-    insights: list[str] = Field(default_factory=list)
+    insights: list[str] = Field(default_factory=empty_list)
     """One line per category below 75: ``Env: speed 40 (#3, #7)``."""
     withheld: bool = False
     withheld_reason: str | None = None
     judge: JudgeSpend = Field(default_factory=JudgeSpend)
     chunks: int = Field(default=1, ge=0)
     """Transcript pieces the judges read (0: no judge called)."""
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=empty_list)
 
     @model_validator(mode="after")
     def _withheld_has_no_numbers(self) -> ScoreResult:

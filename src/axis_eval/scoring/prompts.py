@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from axis_eval._util.defaults import empty_list
 from axis_eval._util.redact import Redactor
 from axis_eval.scoring.judge import JudgeRequest, Message
 from axis_eval.scoring.models import CATEGORIES, Category
@@ -194,7 +195,8 @@ class NecessityGrade(_Answer):
 
     score: float = Field(ge=0, le=1)
     unnecessary_ids: list[int] = Field(
-        default_factory=list, validation_alias=AliasChoices("unnecessary_ids", "unnecessaryIds")
+        default_factory=empty_list,
+        validation_alias=AliasChoices("unnecessary_ids", "unnecessaryIds"),
     )
     rationale: str = ""
 

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.report.models import OutputModel, TokenUsage
 
 TRANSCRIPT_SCHEMA_VERSION = 1
@@ -59,7 +60,7 @@ class Transcript(OutputModel):
     started_at: str | None = None
     ended_at: str | None = None
     duration_ms: int = 0
-    entries: list[Entry] = Field(default_factory=list)
+    entries: list[Entry] = Field(default_factory=empty_list)
     usage: TokenUsage = Field(default_factory=TokenUsage)
     cost_usd: float | None = None
     cost_estimated: bool = False

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import Field
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.report.models import OutputModel
 from axis_eval.scoring.models import CATEGORIES, Category
 from axis_eval.transcript.categories import categorize, is_title, normalize_tool_name
@@ -135,7 +136,7 @@ class SparseIndex(OutputModel):
     scenario_key: str | None = None
     agent: str
     """The agent's display name (the adapter's name when nothing else is known)."""
-    interactions: list[Interaction] = Field(default_factory=list)
+    interactions: list[Interaction] = Field(default_factory=empty_list)
     stats: SparseIndexStats = Field(default_factory=SparseIndexStats)
 
     def by_id(self, interaction_id: int) -> Interaction | None:

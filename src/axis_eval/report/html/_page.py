@@ -3,7 +3,9 @@
 The summary (header, per-agent chart, the pairs table, one closed ``<details>`` per pair) is
 plain HTML, so the browser paints it before any script runs. Pair details and transcripts
 are gzip+base64 payloads in inert ``<script type="application/x-axis-gzip">`` elements that
-the page's script decodes when they are opened. Every value from the report passes through
+the page's script decodes when they are opened. The script sits after the summary and
+before the payloads (template.html), so the summary is interactive while the parser still
+reads the payloads (megabytes at 1,000 jobs). Every value from the report passes through
 :func:`~axis_eval.report.html._svg.esc`; payloads are base64 and cannot close their element.
 """
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.report.html._svg import AgentBar, agent_bars, band, esc
 from axis_eval.report.models import PairEntry, ReportManifest, RunEntry
 
@@ -116,7 +119,7 @@ class Page:
 
     manifest: ReportManifest
     comparison: BaselineComparison | None
-    payloads: list[tuple[str, str]] = field(default_factory=list)
+    payloads: list[tuple[str, str]] = field(default_factory=empty_list)
     """``(id, base64)`` of every lazy payload, in page order."""
 
 

@@ -52,15 +52,34 @@
     return decoded.get(id);
   }
 
-  function decode(id) {
+  // The script sits before the payload elements (so the summary is interactive while the
+  // parser still reads megabytes of payloads): a payload is used once the parser has moved
+  // past its element (a later sibling exists), otherwise when the document is parsed.
+  function payloadElement(id) {
+    if (document.readyState === "loading") {
+      var el = document.querySelector('script[type="' + PAYLOAD_TYPE + '"][data-payload="' + id + '"]');
+      if (el && el.nextElementSibling) return Promise.resolve(el);
+      return new Promise(function (resolve) {
+        document.addEventListener("DOMContentLoaded", function () { resolve(payloadElement(id)); }, { once: true });
+      });
+    }
     if (payloadElements === null) {
       payloadElements = new Map();
       document.querySelectorAll('script[type="' + PAYLOAD_TYPE + '"]').forEach(function (el) {
         payloadElements.set(el.getAttribute("data-payload"), el);
       });
     }
-    var el = payloadElements.get(id);
-    if (!el) return Promise.reject(new Error("payload " + id + " is missing"));
+    return Promise.resolve(payloadElements.get(id) || null);
+  }
+
+  function decode(id) {
+    return payloadElement(id).then(function (el) {
+      if (!el) throw new Error("payload " + id + " is missing");
+      return inflate(el);
+    });
+  }
+
+  function inflate(el) {
     var binary = atob(el.textContent.trim());
     var bytes = new Uint8Array(binary.length);
     for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
