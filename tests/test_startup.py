@@ -36,13 +36,18 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def test_a_plain_run_loads_only_what_it_uses(tmp_path: Path) -> None:
-    (tmp_path / "scenarios").mkdir()
+def one_job_project(root: Path) -> None:
+    """A project with one scenario and an agent that prints a line and exits."""
+    (root / "scenarios").mkdir()
     agent = {"command": [sys.executable, "-c", "print('ok')"], "args": [], "output": "text"}
     config = {"scenarios": "./scenarios", "agents": ["instant"], "adapters": {"instant": agent}}
-    (tmp_path / "axis.config.json").write_text(json.dumps(config))
+    (root / "axis.config.json").write_text(json.dumps(config))
     scenario = {"name": "s", "prompt": "say ok", "judge": [{"check": "ok", "weight": 1}]}
-    (tmp_path / "scenarios" / "s.json").write_text(json.dumps(scenario))
+    (root / "scenarios" / "s.json").write_text(json.dumps(scenario))
+
+
+def test_a_plain_run_loads_only_what_it_uses(tmp_path: Path) -> None:
+    one_job_project(tmp_path)
 
     out = subprocess.run(
         [sys.executable, "-c", RUN_AND_LIST_MODULES],
@@ -86,12 +91,7 @@ def test_the_console_script_collects_normally_once_a_run_has_imported(tmp_path: 
     frozen, before its first job."""
     import gc
 
-    (tmp_path / "scenarios").mkdir()
-    agent = {"command": [sys.executable, "-c", "print('ok')"], "args": [], "output": "text"}
-    config = {"scenarios": "./scenarios", "agents": ["instant"], "adapters": {"instant": agent}}
-    (tmp_path / "axis.config.json").write_text(json.dumps(config))
-    scenario = {"name": "s", "prompt": "say ok", "judge": [{"check": "ok", "weight": 1}]}
-    (tmp_path / "scenarios" / "s.json").write_text(json.dumps(scenario))
+    one_job_project(tmp_path)
     before = list(gc.get_threshold())
     code = RUN_VIA_MAIN.replace("BEFORE", repr(before))
     out = subprocess.run(

@@ -9,6 +9,7 @@ from axis_eval.report.ci import CiVerdicts, PairVerdict
 from axis_eval.report.models import PairDiff, PairEntry, ReportDiff, ReportManifest
 from axis_eval.runs.aggregate import describe_reliability
 from axis_eval.runs.aggregate import diff_reports as diff_reports  # for the CLI
+from axis_eval.transcript.sparse_index import format_ms
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -76,14 +77,6 @@ def _minutes(seconds: float) -> str:
     return f"{minutes:g}m"
 
 
-def _duration(ms: int) -> str:
-    if ms < 1000:
-        return f"{ms}ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f}s"
-    return f"{ms // 60_000}m{(ms % 60_000) // 1000:02d}s"
-
-
 def _cost(value: float | None) -> str:
     return "-" if value is None else f"${value:.4f}"
 
@@ -105,7 +98,7 @@ def render_report_list(manifests: list[ReportManifest], limit: int) -> str:
                 avg,
                 str(s.completed),
                 str(s.failed),
-                _duration(m.duration_ms),
+                format_ms(m.duration_ms),
                 _cost(cost),
             ]
         )
@@ -152,7 +145,7 @@ def render_report_detail(m: ReportManifest) -> str:
     lines = [
         f"AXIS Report: {m.report_id}" + (f" ({m.name})" if m.name else ""),
         f"  Timestamp:  {m.timestamp}",
-        f"  Duration:   {_duration(m.duration_ms)}",
+        f"  Duration:   {format_ms(m.duration_ms)}",
         f"  State:      {m.state}",
         f"  Pairs:      {', '.join(counts)} ({s.total} total)",
         f"  Runs:       {s.runs_total} total, {s.runs_failed} failed"
@@ -170,7 +163,7 @@ def render_report_detail(m: ReportManifest) -> str:
         row = [e.base_key, agent, _status(e), runs]
         if scored:
             row += _score_cells(e)
-        row += [_duration(e.duration_ms), tokens, _cost(e.total_cost_usd)]
+        row += [format_ms(e.duration_ms), tokens, _cost(e.total_cost_usd)]
         rows.append(row)
     headers = ["Scenario", "Agent", "Status", "runs"]
     if scored:
@@ -334,7 +327,7 @@ def render_run_summary(result: CiVerdicts) -> str:
     lines = [
         f"AXIS Report: {m.report_id}" + (f" ({m.name})" if m.name else ""),
         f"  Pairs:      {', '.join(counts)} ({s.total} total) · {runs} · "
-        f"{_duration(m.duration_ms)}",
+        f"{format_ms(m.duration_ms)}",
     ]
     if m.state != "finished":
         lines.append(f"  State:      {m.state}")
@@ -360,7 +353,7 @@ def render_run_summary(result: CiVerdicts) -> str:
         ]
         if compared:
             row += _baseline_cells(v, result)
-        row.append(_duration(sum(r.duration_ms for r in e.runs) or e.duration_ms))
+        row.append(format_ms(sum(r.duration_ms for r in e.runs) or e.duration_ms))
         rows.append(row)
     table = _table(headers, rows)
     lines += table[:2]

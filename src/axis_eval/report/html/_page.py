@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from axis_eval._util.defaults import empty_list
 from axis_eval.report.html._svg import AgentBar, agent_bars, band, esc
 from axis_eval.report.models import PairEntry, ReportManifest, RunEntry
+from axis_eval.transcript.sparse_index import format_ms
 
 if TYPE_CHECKING:  # annotations only: a run without a baseline never loads them
     from axis_eval.runs.baseline_models import BaselineComparison, ComparisonEntry
@@ -62,13 +63,8 @@ def money(value: float | None, estimated: bool = False) -> str:
     return f"{'≈' if estimated else ''}${value:.4f}"
 
 
-def duration(ms: int) -> str:
-    """``840ms``, ``1.2s``, ``2m05s``."""
-    if ms < 1000:
-        return f"{ms}ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f}s"
-    return f"{ms // 60_000}m{(ms % 60_000) // 1000:02d}s"
+duration = format_ms
+"""``840ms``, ``1.2s``, ``2m05s`` (the sparse index's format)."""
 
 
 @dataclass
