@@ -11,11 +11,18 @@ For each N it writes a project with N scenarios and one declarative "instant" ag
 - `axis run --no-score --concurrency 15` on the project.
 
 Each side runs as a child process measured with wait4(): wall time, CPU (user + sys,
-including every descendant) and peak RSS. A least-squares fit over N of (axis - floor)
-separates fixed cost from per-job cost. With three values of N that fit moves by ~0.1 s
-between runs on a busy machine, so the fixed cost is also measured directly: one job
-(N = 1) through each side, --fixed-reps alternating pairs, median of the paired CPU
-differences. It also times `axis --version` and `axis --help`. Results go to stdout as
+including every descendant) and peak RSS. That total is dominated by the agents' own CPU
+(~42 ms a job, the same work on both sides), whose wobble of 1-2 % swamps the harness's
+share, so the CPU is also split: each side runs under a small wrapper whose exit hook
+records its own CPU (``getrusage(RUSAGE_SELF)``; for axis the wrapper calls
+``axis_eval.cli.main.main()`` with ``sys.argv`` set, as the console script does), and the
+rest of the wait4() total (total - self: the agents, the sentinel, anything else spawned,
+plus the interpreter's teardown after the exit hook) is reported separately. Least-squares
+fits over N of (axis - floor) separate fixed cost from per-job cost, for the total, for
+the self part and for the rest; the headline is own fit + rest fit. The fixed cost is
+also measured directly: one job (N = 1) through each side, --fixed-reps alternating
+pairs, median of the paired differences. Every report is checked (total == completed ==
+N). It also times `axis --version` and `axis --help`. Results go to stdout as
 Markdown for docs/benchmarks.md. Unset PYTHONDONTWRITEBYTECODE first: with it set, every
 `axis` start recompiles the sources (~0.1 s).
 """
@@ -33,6 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 
 def _real_python() -> str:
@@ -50,10 +58,35 @@ def _real_python() -> str:
 PYTHON = _real_python()
 AGENT = [PYTHON, "-c", "print('ok')"]
 AXIS = str(Path(sys.executable).with_name("axis"))
+SELF_FILE = "AXIS_BENCH_SELF_FILE"
 
-FLOOR = """
+# Prepended to both sides: at exit, the process's own CPU (not its children's) goes to the
+# file named by $AXIS_BENCH_SELF_FILE (only from the process that registered the hook).
+SELF_HOOK = f"""
+import atexit, os, resource
+def _bench_self(pid=os.getpid(), out=os.environ.get({SELF_FILE!r})):
+    if out and os.getpid() == pid:
+        u = resource.getrusage(resource.RUSAGE_SELF)
+        with open(out, "w") as f:
+            f.write(repr(u.ru_utime + u.ru_stime))
+atexit.register(_bench_self)
+"""
+
+AXIS_WRAPPER = (
+    SELF_HOOK
+    + """
+import sys
+sys.argv = ["axis", *sys.argv[1:]]
+from axis_eval.cli.main import main
+sys.exit(main())
+"""
+)
+
+FLOOR = (
+    SELF_HOOK
+    + """
 import asyncio, sys
-CMD = {cmd!r}
+CMD = __CMD__
 async def one(sem):
     async with sem:
         p = await asyncio.create_subprocess_exec(*CMD, stdin=asyncio.subprocess.DEVNULL,
@@ -65,6 +98,7 @@ async def main(n, c):
     await asyncio.gather(*(one(sem) for _ in range(n)))
 asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
 """
+)
 
 
 def make_project(folder: Path, n: int) -> None:
@@ -81,17 +115,41 @@ def make_project(folder: Path, n: int) -> None:
         (folder / "scenarios" / f"s{i:04d}.json").write_text(json.dumps(scenario))
 
 
-def measure(argv: list[str], cwd: Path | None = None) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds, peak RSS MiB) of a command and its descendants."""
+class Sample(NamedTuple):
+    wall: float
+    total: float
+    """CPU of the process and every descendant it waited for (wait4)."""
+    own: float
+    """The process's own CPU at its exit hook (RUSAGE_SELF)."""
+    rss: float
+
+    @property
+    def rest(self) -> float:
+        """Children (agents, sentinel, ...) plus the interpreter teardown after the hook."""
+        return self.total - self.own
+
+
+def measure(argv: list[str], cwd: Path | None = None, *, self_file: Path | None = None) -> Sample:
+    """Wall seconds, CPU seconds (total and own) and peak RSS MiB of a command."""
+    env = dict(os.environ)
+    if self_file is not None:
+        self_file.unlink(missing_ok=True)
+        env[SELF_FILE] = str(self_file)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"{argv[:3]} exited {code}: {err[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    if proc.stderr:
+        proc.stderr.close()
+    total = usage.ru_utime + usage.ru_stime
+    own = float(self_file.read_text()) if self_file is not None else total
+    return Sample(wall, total, own, usage.ru_maxrss / 1024)
 
 
 def check_report(folder: Path, n: int) -> None:
@@ -110,6 +168,10 @@ def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
     return my - b * mx, b
 
 
+def med(samples: list[Sample], field: str) -> float:
+    return statistics.median(getattr(s, field) for s in samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ns", default="50,150,300")
@@ -120,70 +182,105 @@ def main() -> None:
         print("warning: PYTHONDONTWRITEBYTECODE is set: axis recompiles at start", file=sys.stderr)
     ns = [int(n) for n in args.ns.split(",")]
     rows = []
-    fit_n, fit_wall, fit_cpu = [], [], []
+    diffs: dict[str, list[float]] = {"wall": [], "total": [], "own": [], "rest": []}
     with tempfile.TemporaryDirectory() as tmp:
         floor_script = Path(tmp) / "floor.py"
-        floor_script.write_text(FLOOR.format(cmd=AGENT))
+        floor_script.write_text(FLOOR.replace("__CMD__", repr(AGENT)))
+        axis_script = Path(tmp) / "axis_wrapper.py"
+        axis_script.write_text(AXIS_WRAPPER)
+        self_file = Path(tmp) / "self-cpu"
+        floor_cmd = [PYTHON, str(floor_script)]
+        axis_cmd = [sys.executable, str(axis_script), "run", "--no-score", "--concurrency", "15"]
+
+        def pair(n: int, project: Path) -> tuple[Sample, Sample]:
+            floor = measure([*floor_cmd, str(n), "15"], self_file=self_file)
+            axis = measure(axis_cmd, project, self_file=self_file)
+            check_report(project, n)
+            return floor, axis
+
         for n in ns:
             project = Path(tmp) / f"p{n}"
             make_project(project, n)
             floors, axes = [], []
             for _ in range(args.reps):
-                floors.append(measure([PYTHON, str(floor_script), str(n), "15"]))
-                axes.append(measure([AXIS, "run", "--no-score", "--concurrency", "15"], project))
-                check_report(project, n)
-            fw = statistics.median(f[0] for f in floors)
-            fc = statistics.median(f[1] for f in floors)
-            aw = statistics.median(a[0] for a in axes)
-            ac = statistics.median(a[1] for a in axes)
-            rss = statistics.median(a[2] for a in axes)
-            frss = statistics.median(f[2] for f in floors)
-            rows.append((n, fw, aw, (aw - fw) / n * 1000, (ac - fc) / n * 1000, frss, rss, fc, ac))
-            fit_n.append(n)
-            fit_wall.append(aw - fw)
-            fit_cpu.append(ac - fc)
-        fixed: list[float] = []
+                floor, axis = pair(n, project)
+                floors.append(floor)
+                axes.append(axis)
+            rows.append((n, floors, axes))
+            for field in diffs:
+                diffs[field].append(med(axes, field) - med(floors, field))
+        fixed: dict[str, list[float]] = {"total": [], "own": [], "rest": []}
         if args.fixed_reps:
             project = Path(tmp) / "p1"
             make_project(project, 1)
             for _ in range(args.fixed_reps):
-                floor_cpu = measure([PYTHON, str(floor_script), "1", "15"])[1]
-                axis_cpu = measure([AXIS, "run", "--no-score", "--concurrency", "15"], project)[1]
-                check_report(project, 1)
-                fixed.append(axis_cpu - floor_cpu)
+                floor, axis = pair(1, project)
+                for field, values in fixed.items():
+                    values.append(getattr(axis, field) - getattr(floor, field))
         startup = {}
         for flag in ("--version", "--help"):
-            walls = [measure([AXIS, flag])[0] for _ in range(10)]
+            walls = [measure([AXIS, flag]).wall for _ in range(10)]
             startup[flag] = (statistics.median(walls), min(walls), max(walls))
+    report(ns, rows, diffs, fixed, startup)
+
+
+def report(
+    ns: list[int],
+    rows: list[tuple[int, list[Sample], list[Sample]]],
+    diffs: dict[str, list[float]],
+    fixed: dict[str, list[float]],
+    startup: dict[str, tuple[float, float, float]],
+) -> None:
     py = platform.python_version()
     print(f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python {py}")
-    print(f"Date: {time.strftime('%Y-%m-%d', time.gmtime())}\n")
+    print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     header = [
-        "N", "floor wall (s)", "axis wall (s)", "(axis−floor)/N wall", "(axis−floor)/N CPU",
-        "floor peak RSS", "axis peak RSS", "CPU floor → axis (s)",
+        "N", "floor wall (s)", "axis wall (s)", "floor peak RSS", "axis peak RSS",
+        "CPU total floor → axis (s)", "own CPU floor → axis (s)", "rest floor → axis (s)",
+        "(axis−floor)/N own", "(axis−floor)/N rest",
     ]  # fmt: skip
     print("| " + " | ".join(header) + " |")
-    print("|---|---|---|---|---|---|---|---|")
-    for n, fw, aw, dw, dc, frss, rss, fc, ac in rows:
+    print("|" + "---|" * len(header))
+    for n, floors, axes in rows:
+        f, a = (
+            {k: med(floors, k) for k in Sample._fields},
+            {k: med(axes, k) for k in Sample._fields},
+        )
+        fr, ar = med(floors, "rest"), med(axes, "rest")
         cells = [
-            str(n), f"{fw:.2f}", f"{aw:.2f}", f"{dw:.1f} ms", f"{dc:.1f} ms",
-            f"{frss:.0f} MiB", f"{rss:.0f} MiB", f"{fc:.2f} → {ac:.2f}",
+            str(n), f"{f['wall']:.2f}", f"{a['wall']:.2f}",
+            f"{f['rss']:.0f} MiB", f"{a['rss']:.0f} MiB",
+            f"{f['total']:.2f} → {a['total']:.2f}", f"{f['own']:.3f} → {a['own']:.3f}",
+            f"{fr:.2f} → {ar:.2f}",
+            f"{(a['own'] - f['own']) / n * 1000:.2f} ms", f"{(ar - fr) / n * 1000:.2f} ms",
         ]  # fmt: skip
         print("| " + " | ".join(cells) + " |")
-    a, b = fit(fit_n, fit_wall)
-    c, d = fit(fit_n, fit_cpu)
+    print("\nLeast-squares fits over N of axis − floor (medians per N):\n")
+    fits = {field: fit([float(n) for n in ns], values) for field, values in diffs.items()}
+    names = {
+        "own": "own CPU (the harness process itself)",
+        "rest": "rest (children: agents, sentinel; exit teardown)",
+        "total": "CPU total (wait4, for reference)",
+        "wall": "wall",
+    }
+    for field in ("own", "rest", "total", "wall"):
+        a, b = fits[field]
+        print(f"- {names[field]}: {a:.3f} s + {b * 1000:.2f} ms × N")
+    (a1, b1), (a2, b2) = fits["own"], fits["rest"]
     print(
-        f"\nFit over N: wall axis − floor ≈ {a:.2f} s + {b * 1000:.2f} ms × N; "
-        f"CPU axis − floor ≈ {c:.2f} s + {d * 1000:.2f} ms × N\n"
+        f"\n**Harness overhead = own + rest ≈ {a1 + a2:.3f} s + {(b1 + b2) * 1000:.2f} ms × N**\n"
     )
-    if fixed:
-        q1, _, q3 = statistics.quantiles(fixed, n=4)
-        print(
-            f"Fixed cost, direct: axis − floor CPU at N = 1 ≈ {statistics.median(fixed):.3f} s "
-            f"[IQR {q1:.3f}–{q3:.3f}] ({len(fixed)} alternating pairs)\n"
-        )
-    for flag, (med, lo, hi) in startup.items():
-        print(f"`axis {flag}`: {med * 1000:.0f} ms [{lo * 1000:.0f}–{hi * 1000:.0f}] (10 runs)")
+    if fixed["own"]:
+        for field in ("own", "rest", "total"):
+            values = fixed[field]
+            q1, _, q3 = statistics.quantiles(values, n=4)
+            print(
+                f"Fixed cost, direct (N = 1, {len(values)} alternating pairs), {names[field]}: "
+                f"{statistics.median(values):.3f} s [IQR {q1:.3f}–{q3:.3f}]"
+            )
+        print()
+    for flag, (m, lo, hi) in startup.items():
+        print(f"`axis {flag}`: {m * 1000:.0f} ms [{lo * 1000:.0f}–{hi * 1000:.0f}] (10 runs)")
 
 
 if __name__ == "__main__":

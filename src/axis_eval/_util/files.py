@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import itertools
 import os
-import tempfile
 from pathlib import Path
+
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+_counter = itertools.count()  # next() is atomic under the GIL: safe from worker threads
+
+
+def _create_temp(path: Path) -> tuple[int, str]:
+    """A new, exclusive, private (0600) temporary file next to ``path``.
+
+    Like ``tempfile.mkstemp`` without its random-name machinery (a measurable share of a
+    job's cost): the name holds our pid and a counter, and O_EXCL skips any leftover.
+    """
+    prefix = f"{path.parent}/.{path.name}.{os.getpid()}-"
+    while True:
+        tmp = f"{prefix}{next(_counter)}.tmp"
+        try:
+            return os.open(tmp, _FLAGS, 0o600), tmp
+        except FileExistsError:  # a leftover of an earlier process with our pid
+            continue
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
@@ -15,10 +33,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> Non
     milliseconds per file, so it is kept for files that close a run.
     """
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = _create_temp(path)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

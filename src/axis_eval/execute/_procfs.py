@@ -67,6 +67,12 @@ def is_running(pid: int) -> bool:
     return info is not None and info[0] not in ("Z", "X")
 
 
+last_find_certain = True
+"""False when the last :func:`find` met a process (born after the run started) that exited
+or turned zombie before its environment could be read: an empty answer then proves nothing
+about processes it may have forked after the listing."""
+
+
 def find(entry: bytes, *, prefix: bool = False, pgid: int | None = None) -> list[int]:
     """Live pids (never our own) whose environment holds ``entry`` or that belong to ``pgid``.
 
@@ -74,8 +80,10 @@ def find(entry: bytes, *, prefix: bool = False, pgid: int | None = None) -> list
     ``KEY=value`` entry must equal it. A zombie's environment reads as empty, so zombies never
     match on the marker; with ``pgid`` their state is checked explicitly.
     """
+    global last_find_certain
     me = os.getpid()
     found: list[int] = []
+    certain = True
     pids = _pids()
     if _preexisting:
         _preexisting.intersection_update(pids)
@@ -85,12 +93,19 @@ def find(entry: bytes, *, prefix: bool = False, pgid: int | None = None) -> list
         if pgid is not None:
             info = stat(pid)
             if info is None or info[0] in ("Z", "X"):
+                certain = False
                 continue
             if info[2] == pgid:
                 found.append(pid)
                 continue
         raw = _read(f"{_PROC}/{pid}/environ")
         if not raw:
+            # Gone or a zombie by now: it may have been a marked process that forked a
+            # child this listing missed (a daemonizing double fork), so nothing is proved.
+            # (Kernel threads and processes not ours to read have no readable environment
+            # either, but are alive: another scan would learn nothing more from them.)
+            if certain and not is_running(pid):
+                certain = False
             continue
         entries = raw.split(b"\0")
         if prefix:
@@ -98,6 +113,7 @@ def find(entry: bytes, *, prefix: bool = False, pgid: int | None = None) -> list
                 found.append(pid)
         elif entry in entries:
             found.append(pid)
+    last_find_certain = certain
     return found
 
 

@@ -18,7 +18,7 @@ from axis_eval.adapters.runner import AgentOutput, RunControl, run_adapter
 from axis_eval.execute.artifacts import collect_artifacts
 from axis_eval.execute.lifecycle import run_phase
 from axis_eval.execute.models import JobOutcome
-from axis_eval.execute.process import kill_marked
+from axis_eval.execute.process import forget_marker, kill_marked
 from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs, lifecycle_env
 from axis_eval.planning.models import JobSpec
 from axis_eval.progress import Phase
@@ -114,7 +114,9 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
         return await _run(spec, ctx, adapter, dirs, marker, started)
     finally:
         await kill_marked(marker, 0.5)
-        await asyncio.to_thread(dirs.remove)
+        forget_marker(marker)
+        if not dirs.remove_if_empty():  # the common case needs no thread hand-off
+            await asyncio.to_thread(dirs.remove)
 
 
 async def _run(

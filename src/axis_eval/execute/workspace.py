@@ -39,6 +39,16 @@ class JobDirs:
         """Delete everything the job left on disk."""
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def remove_if_empty(self) -> bool:
+        """Delete the folders when the job left them empty (four rmdir calls, no walk);
+        False when something is left, for :meth:`remove` to deal with."""
+        try:
+            for folder in (self.workspace, self.home, self.tmp, self.root):
+                folder.rmdir()
+        except OSError:  # not empty, or no longer a plain folder
+            return False
+        return True
+
 
 def create_job_dirs(base: str | None = None) -> JobDirs:
     """Make a fresh ``axis-XXXX/{work,home,tmp}`` under ``base`` (default: the system tmp)."""

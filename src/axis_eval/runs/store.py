@@ -85,11 +85,24 @@ class ReportStore:
         if relative.startswith("/") or ".." in parts:
             raise ValueError(f"path escapes the report folder: {relative}")
         target = self.folder / relative
-        parent = target.parent
-        if parent not in self._made:
-            parent.mkdir(parents=True, exist_ok=True)
-            self._made.add(parent)
+        if target.parent not in self._made:
+            self._make(target.parent)
         return target
+
+    def _make(self, folder: Path) -> None:
+        """Create ``folder`` (once), parents first: one mkdir() per new folder, where
+        ``mkdir(parents=True)`` first fails on the missing parent and then retries."""
+        if folder == self.folder or folder.parent == folder:
+            folder.mkdir(parents=True, exist_ok=True)
+        else:
+            if folder.parent not in self._made:
+                self._make(folder.parent)
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                if not folder.is_dir():
+                    raise
+        self._made.add(folder)
 
     def write_text(self, relative: str, text: str) -> Path:
         """Write redacted text atomically."""

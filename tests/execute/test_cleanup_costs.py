@@ -1,0 +1,138 @@
+"""The per-job cleanup shortcuts: skipped /proc scans, folders removed without a walk, cheap
+temporary names. Each must keep what the slow path guaranteed."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import pytest
+
+from axis_eval._util import files as util_files
+from axis_eval._util.files import atomic_write_text
+from axis_eval.execute import _procfs
+from axis_eval.execute import process as process_mod
+from axis_eval.execute.process import (
+    ProcessSpec,
+    forget_marker,
+    kill_marked,
+    marked_pids,
+    new_run_token,
+    run_shell,
+    spawn,
+)
+from axis_eval.execute.workspace import create_job_dirs
+from axis_eval.runs.store import ReportStore
+
+
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    scans: list[bytes] = []
+    real = _procfs.find
+
+    def spy(entry: bytes, **kw: object) -> list[int]:
+        scans.append(entry)
+        return real(entry, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_procfs, "find", spy)
+    return scans
+
+
+async def test_a_clean_marker_is_not_rescanned_until_it_spawns_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    marker = f"{new_run_token()}/job1"
+    env = dict(os.environ)
+    # Only live processes in the listing: a zombie or a process exiting during a scan (left
+    # by other tests) makes the scan uncertain, which is not remembered (the next test).
+    real_pids = _procfs._pids
+    monkeypatch.setattr(_procfs, "_pids", lambda: [p for p in real_pids() if _procfs.is_running(p)])
+    proc = await spawn(ProcessSpec(["/bin/sh", "-c", "exit 0"], "/", env, marker))
+    await proc.wait()
+    await proc.stop(grace_s=1)  # scans: nothing left
+    scans = count_scans(monkeypatch)
+    await kill_marked(marker, 0.5)  # the job's final cleanup
+    assert scans == [], "a marker found clean and not spawned since was scanned again"
+
+    # A later spawn with the marker (a teardown) leaves a background process: the next
+    # cleanup must scan again and kill it.
+    result = await run_shell("sleep 30 & echo go", cwd="/", env=env, marker=marker, timeout_s=20)
+    assert result.stdout == "go\n"
+    assert len(marked_pids(marker)) == 1
+    await kill_marked(marker, 0.5)
+    assert len(scans) >= 1
+    assert marked_pids(marker) == []
+    forget_marker(marker)
+    assert marker not in process_mod._clean and marker not in process_mod._spawns
+
+
+async def test_a_scan_that_saw_a_process_vanish_is_not_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A marked process that forks and exits while a scan reads /proc (a daemonizing double
+    fork) leaves a child the listing missed: such a scan proves nothing, so the job's final
+    cleanup must scan again."""
+    marker = f"{new_run_token()}/job3"
+    env = dict(os.environ)
+    proc = await spawn(ProcessSpec(["/bin/sh", "-c", "exit 0"], "/", env, marker))
+    await proc.wait()
+    real_pids = _procfs._pids
+    # A pid listed by the scan that is gone when its environment is read.
+    monkeypatch.setattr(_procfs, "_pids", lambda: [*real_pids(), 2**22 + 12345])
+    await proc.stop(grace_s=1)
+    assert not _procfs.last_find_certain
+    assert marker not in process_mod._clean
+    monkeypatch.setattr(_procfs, "_pids", real_pids)
+    scans = count_scans(monkeypatch)
+    await kill_marked(marker, 0.5)
+    assert len(scans) >= 1, "an uncertain scan was taken as proof that nothing was left"
+    assert marked_pids(marker) == []
+    forget_marker(marker)
+
+
+async def test_a_marker_never_spawned_here_is_always_scanned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    marker = f"{new_run_token()}/job2"
+    scans = count_scans(monkeypatch)
+    await kill_marked(marker, 0.5)
+    await kill_marked(marker, 0.5)
+    assert len(scans) == 2
+
+
+def test_empty_job_folders_go_without_a_walk_and_full_ones_are_left_to_remove(
+    tmp_path: Path,
+) -> None:
+    empty = create_job_dirs(str(tmp_path))
+    assert empty.remove_if_empty()
+    assert not empty.root.exists()
+
+    used = create_job_dirs(str(tmp_path))
+    (used.workspace / "out.txt").write_text("x")
+    assert not used.remove_if_empty()
+    assert (used.workspace / "out.txt").exists()
+    used.remove()
+    assert not used.root.exists()
+
+
+def test_atomic_write_skips_a_leftover_temp_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(util_files, "_counter", itertools.count(7))
+    leftover = tmp_path / f".a.txt.{os.getpid()}-7.tmp"
+    leftover.write_text("someone else's")
+    target = tmp_path / "a.txt"
+    atomic_write_text(target, "new\n")
+    assert target.read_text() == "new\n"
+    assert leftover.read_text() == "someone else's"
+    assert (target.stat().st_mode & 0o777) == 0o600  # as mkstemp made them
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a.txt", leftover.name])
+
+
+def test_store_makes_nested_folders_once_and_refuses_a_file_in_the_way(tmp_path: Path) -> None:
+    store = ReportStore(tmp_path / "r")
+    store.write_text("scenarios/k/agent/run-1/result.txt", "x")
+    assert (tmp_path / "r/scenarios/k/agent/run-1/result.txt").read_text() == "x"
+    store.write_text("blocked", "file")
+    with pytest.raises(OSError):
+        store.write_text("blocked/inner.txt", "y")
