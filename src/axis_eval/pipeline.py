@@ -573,12 +573,12 @@ async def _finish(
         if not received:
             code = max(code, 1)
             manifest = writer.finish("finished", code)
-    _write_html(writer.store.folder, display)
+    _write_html(writer.store.folder, manifest, display)
     display.stop()
     return RunOutcome(manifest=manifest, report_dir=writer.store.folder, exit_code=code)
 
 
-def _write_html(folder: Path, display: Display) -> None:
+def _write_html(folder: Path, manifest: ReportManifest, display: Display) -> None:
     """``report.html`` beside ``report.json``, as AXIS writes it at the end of every run.
 
     The page is a view of files already on disk: failing to write it warns and never costs
@@ -587,7 +587,7 @@ def _write_html(folder: Path, display: Display) -> None:
     from axis_eval.report.html import write_html
 
     try:
-        write_html(folder)
+        write_html(folder, manifest=manifest)
     except Exception as exc:
         display.message(f"warning: report.html not written: {exc}")
 

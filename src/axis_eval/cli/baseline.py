@@ -176,7 +176,7 @@ def compare_after_run(
     from axis_eval.report.html import write_html
 
     try:
-        write_html(report_dir)
+        write_html(report_dir, manifest=manifest)
     except Exception as exc:
         click.echo(f"warning: report.html not rewritten with the comparison: {exc}", err=True)
     return result

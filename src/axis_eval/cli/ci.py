@@ -101,7 +101,9 @@ class CiFlags:
             click.echo("\n".join(below), err=True)
         _warn(notes)
         click.echo(f"  Report saved: {outcome.report_dir}", err=True)
-        page = outcome.report_dir / "report.html"
+        from axis_eval.runs.store import HTML_FILE
+
+        page = outcome.report_dir / HTML_FILE
         if page.is_file():
             click.echo(f"  HTML report:  {page}", err=True)
         click.echo(f"  View details: axis reports {manifest.report_id}", err=True)

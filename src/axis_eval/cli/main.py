@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +16,9 @@ from axis_eval._version import __version__
 from axis_eval.cli._common import axis_home, fail
 from axis_eval.cli.baseline import baseline_group
 from axis_eval.cli.ci import CiFlags
+
+if TYPE_CHECKING:
+    from axis_eval import ReportManifest
 
 
 def _warn(lines: list[str]) -> None:
@@ -393,7 +397,7 @@ def reports_command(
             return
         manifest = read_report(config_dir, report_id)
         if html_out is not None:
-            _reports_html(config_dir, manifest.report_id, html_out)
+            _reports_html(config_dir, manifest, html_out)
             return
     except AxisError as error:
         fail(error)
@@ -403,7 +407,7 @@ def reports_command(
         click.echo(render_report_detail(manifest))
 
 
-def _reports_html(config_dir: str, report_id: str, html_out: str) -> None:
+def _reports_html(config_dir: str, manifest: ReportManifest, html_out: str) -> None:
     from pathlib import Path
 
     from axis_eval.report.html import write_html
@@ -411,7 +415,9 @@ def _reports_html(config_dir: str, report_id: str, html_out: str) -> None:
 
     try:
         written = write_html(
-            report_folder(config_dir, report_id), Path(html_out) if html_out else None
+            report_folder(config_dir, manifest.report_id),
+            Path(html_out) if html_out else None,
+            manifest=manifest,
         )
     except OSError as exc:
         click.echo(

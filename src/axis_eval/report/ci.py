@@ -21,6 +21,7 @@ from axis_eval._util.files import atomic_write_text
 from axis_eval.errors import UsageError
 from axis_eval.report.models import PairEntry, ReportManifest
 from axis_eval.runs.aggregate import composite
+from axis_eval.runs.store import COMPARISON_FILE
 
 if TYPE_CHECKING:
     # Annotations only: a run without --compare-baseline never loads the baseline models.
@@ -266,7 +267,7 @@ def write_output(path: Path, text: str, flag: str) -> None:
 
 def save_comparison(report_dir: Path, comparison: BaselineComparison) -> Path:
     """``<report folder>/baseline-comparison.json``, the comparison by alias, atomically."""
-    target = report_dir / "baseline-comparison.json"
+    target = report_dir / COMPARISON_FILE
     text = comparison.model_dump_json(by_alias=True, indent=2) + "\n"
     write_output(target, text, "baseline comparison")
     return target

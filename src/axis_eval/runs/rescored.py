@@ -6,7 +6,7 @@ from pathlib import Path
 
 from axis_eval.report.models import ReportManifest
 from axis_eval.runs.aggregate import refresh_pair, summarize
-from axis_eval.runs.store import ReportStore
+from axis_eval.runs.store import ReportStore, read_manifest
 from axis_eval.runs.writer import store_score
 from axis_eval.scoring.rescore import RescoreResult
 
@@ -14,7 +14,7 @@ from axis_eval.scoring.rescore import RescoreResult
 def save_rescore(report_dir: Path, result: RescoreResult) -> ReportManifest:
     """Write every new score (``verdicts.json``, ``result.json``) and then the manifest."""
     store = ReportStore(report_dir)
-    manifest = ReportManifest.model_validate_json((report_dir / "report.json").read_bytes())
+    manifest = read_manifest(report_dir)
     by_run = {(r.scenario_key, r.agent_name, r.run_index): r for r in result.runs}
     for pair in manifest.results:
         for run in pair.runs:

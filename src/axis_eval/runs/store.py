@@ -4,6 +4,8 @@
 
     <config dir>/.axis/reports/<id>/
       report.json                          the manifest
+      report.html                          the HTML report (axis_eval.report.html)
+      baseline-comparison.json             with --compare-baseline
       scenarios/<scenario key>/<agent>/    one folder per pair
         result.json transcript.json raw.ndjson stderr.log artifacts/   (runs: 1)
         run-<i>/result.json …                                          (runs > 1)
@@ -25,6 +27,10 @@ from axis_eval.errors import ReportNotFound
 from axis_eval.report.models import ReportManifest
 
 REPORTS_DIR = Path(".axis") / "reports"
+MANIFEST_FILE = "report.json"
+HTML_FILE = "report.html"
+COMPARISON_FILE = "baseline-comparison.json"
+"""Saved by ``--compare-baseline``: the comparison the HTML page shows deltas from."""
 
 
 def reports_root(config_dir: str | Path) -> Path:
@@ -133,7 +139,7 @@ class ReportStore:
 
     def write_manifest(self, manifest: ReportManifest, *, durable: bool = False) -> Path:
         """Write ``report.json``."""
-        return self.write_json("report.json", manifest, durable=durable)
+        return self.write_json(MANIFEST_FILE, manifest, durable=durable)
 
 
 def list_reports(config_dir: str | Path) -> list[ReportManifest]:
@@ -143,7 +149,7 @@ def list_reports(config_dir: str | Path) -> list[ReportManifest]:
         return []
     found: list[ReportManifest] = []
     for entry in os.scandir(root):
-        manifest = Path(entry.path) / "report.json"
+        manifest = Path(entry.path) / MANIFEST_FILE
         if not entry.is_dir() or not manifest.is_file():
             continue
         try:
@@ -167,12 +173,26 @@ def read_report(config_dir: str | Path, report_id: str = "latest") -> ReportMani
         return reports[0]
     root = reports_root(config_dir)
     folder = (root / report_id).resolve()
-    if not folder.is_relative_to(root.resolve()) or not (folder / "report.json").is_file():
+    if not folder.is_relative_to(root.resolve()) or not (folder / MANIFEST_FILE).is_file():
         raise ReportNotFound(f"report {report_id!r} not found in {root}")
+    return read_manifest(folder)
+
+
+def read_manifest(folder: Path) -> ReportManifest:
+    """The manifest of a report folder.
+
+    Raises:
+        ReportNotFound: no ``report.json`` there, or it is unreadable.
+    """
+    path = folder / MANIFEST_FILE
     try:
-        return ReportManifest.model_validate_json((folder / "report.json").read_bytes())
-    except (ValidationError, ValueError) as exc:
-        raise ReportNotFound(f"report {report_id!r} has an unreadable report.json: {exc}") from exc
+        return ReportManifest.model_validate_json(path.read_bytes())
+    except FileNotFoundError as exc:
+        raise ReportNotFound(f"no {MANIFEST_FILE} in {folder}") from exc
+    except (OSError, ValidationError, ValueError) as exc:
+        raise ReportNotFound(
+            f"report {folder.name!r} has an unreadable {MANIFEST_FILE} ({path}): {exc}"
+        ) from exc
 
 
 def report_folder(config_dir: str | Path, report_id: str) -> Path:

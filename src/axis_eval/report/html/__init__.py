@@ -17,27 +17,14 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from axis_eval._util.files import atomic_write_text
-from axis_eval.errors import ReportNotFound
 from axis_eval.report.html import _page, _payload
 from axis_eval.report.models import ReportManifest
+from axis_eval.runs.store import COMPARISON_FILE, HTML_FILE, read_manifest
 
 if TYPE_CHECKING:
     from axis_eval.runs.baseline_models import BaselineComparison, ComparisonEntry
 
-HTML_FILE = "report.html"
-COMPARISON_FILE = "baseline-comparison.json"
-
-__all__ = ["COMPARISON_FILE", "HTML_FILE", "render_html", "write_html"]
-
-
-def _manifest(report_dir: Path) -> ReportManifest:
-    path = report_dir / "report.json"
-    try:
-        return ReportManifest.model_validate_json(path.read_bytes())
-    except FileNotFoundError as exc:
-        raise ReportNotFound(f"no report.json in {report_dir}") from exc
-    except (OSError, ValidationError, ValueError) as exc:
-        raise ReportNotFound(f"{path} is unreadable: {exc}") from exc
+__all__ = ["render_html", "write_html"]
 
 
 def _comparison(report_dir: Path) -> BaselineComparison | None:
@@ -49,23 +36,25 @@ def _comparison(report_dir: Path) -> BaselineComparison | None:
 
     try:
         return BaselineComparison.model_validate_json(path.read_bytes())
-    except FileNotFoundError:
-        return None
     except (OSError, ValidationError, ValueError):
         # A broken side file must not cost the reader the whole page: no deltas shown.
         return None
 
 
-def render_html(report_dir: Path, *, link_root: str = "") -> str:
+def render_html(
+    report_dir: Path, *, link_root: str = "", manifest: ReportManifest | None = None
+) -> str:
     """The page of the report in ``report_dir``.
 
     ``link_root`` is the report folder relative to where the page will be saved ("" when it
-    is saved inside the folder): artifact and run-file links are relative to it.
+    is saved inside the folder): artifact and run-file links are relative to it. A caller
+    that holds the folder's manifest passes it (``axis run`` at its end): it is not read again.
 
     Raises:
         ReportNotFound: no readable ``report.json`` in ``report_dir``.
     """
-    manifest = _manifest(report_dir)
+    if manifest is None:
+        manifest = read_manifest(report_dir)
     comparison = _comparison(report_dir)
     by_pair: dict[tuple[str, str], ComparisonEntry] | None = None
     if comparison is not None:
@@ -104,7 +93,9 @@ def render_html(report_dir: Path, *, link_root: str = "") -> str:
     return _page.document(page, details, rows)
 
 
-def write_html(report_dir: Path, out: Path | None = None) -> Path:
+def write_html(
+    report_dir: Path, out: Path | None = None, *, manifest: ReportManifest | None = None
+) -> Path:
     """Write the page atomically; default ``report_dir/report.html``. Returns the path.
 
     Raises:
@@ -116,5 +107,5 @@ def write_html(report_dir: Path, out: Path | None = None) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     relative = os.path.relpath(report_dir.resolve(), target.parent.resolve())
     link_root = "" if relative == "." else relative.replace(os.sep, "/")
-    atomic_write_text(target, render_html(report_dir, link_root=link_root))
+    atomic_write_text(target, render_html(report_dir, link_root=link_root, manifest=manifest))
     return target
