@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from axis_eval._util.defaults import empty_list
 from axis_eval.config.actions import McpServer
 from axis_eval.errors import EXIT_USAGE, AxisError
 from axis_eval.planning.models import AgentSpec
@@ -64,7 +63,7 @@ class AdapterInput:
     env: dict[str, str]
     """The agent's whole environment (already filtered and isolated)."""
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
-    skills: list[str] = field(default_factory=empty_list)
+    skills: list[str] = field(default_factory=list)
     time_limit_s: float = 15 * 60.0
     endpoint: str | None = None
     """The model API base URL to use: the agent entry's ``endpoint``, else the embedded

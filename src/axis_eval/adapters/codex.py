@@ -19,7 +19,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from axis_eval._util.defaults import empty_list
 from axis_eval._util.files import atomic_write_text
 from axis_eval.adapters import _native, mcp_files, prices, skills
 from axis_eval.adapters.base import (
@@ -99,7 +98,7 @@ class CodexState:
     """The last ``agent_message``."""
     failure: str | None = None
     """``turn.failed``'s message."""
-    errors: list[str] = field(default_factory=empty_list)
+    errors: list[str] = field(default_factory=list)
     usage: TokenUsage | None = None
     started: set[str] = field(default_factory=set)
 

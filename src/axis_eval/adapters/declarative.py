@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from axis_eval._util.defaults import empty_list
 from axis_eval.adapters.base import (
     AdapterConfigError,
     AdapterInput,
@@ -151,7 +150,7 @@ def _text_result(ctx: ResultContext[list[str]]) -> AdapterResult:
 @dataclass
 class _EventState:
     result: str | None = None
-    errors: list[str] = field(default_factory=empty_list)
+    errors: list[str] = field(default_factory=list)
     cost_usd: float | None = None
     session_id: str | None = None
 

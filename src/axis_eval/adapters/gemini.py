@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from axis_eval._util.defaults import empty_list
 from axis_eval._util.files import atomic_write_text
 from axis_eval.adapters import _native, mcp_files, prices, skills
 from axis_eval.adapters.base import (
@@ -69,7 +68,7 @@ class GeminiState:
     model: str | None = None
     session_id: str | None = None
     result: dict[str, Any] | None = None
-    errors: list[str] = field(default_factory=empty_list)
+    errors: list[str] = field(default_factory=list)
     model_usage: dict[str, TokenUsage] = field(default_factory=dict)
 
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from axis_eval._util.defaults import empty_list
 from axis_eval.adapters.base import (
     AdapterConfigError,
     AdapterInput,
@@ -98,7 +97,7 @@ class AgentOutput:
     started_at: str
     ended_at: str
     duration_ms: int
-    warnings: list[str] = field(default_factory=empty_list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _now() -> str:

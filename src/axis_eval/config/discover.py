@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from axis_eval._util.defaults import empty_list
 from axis_eval.config._problems import problems_from, unknown_keys
 from axis_eval.config.files import DATA_SUFFIXES, JS_SUFFIXES, TS_SUFFIXES, read_data_file
 from axis_eval.config.models import Config
@@ -38,9 +37,9 @@ class LoadFailure(BaseModel):
 class Discovery:
     """Every runnable scenario (variants expanded), sorted by key, plus what went wrong."""
 
-    scenarios: list[Scenario] = field(default_factory=empty_list)
-    load_failures: list[LoadFailure] = field(default_factory=empty_list)
-    warnings: list[str] = field(default_factory=empty_list)
+    scenarios: list[Scenario] = field(default_factory=list)
+    load_failures: list[LoadFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def discover(config: Config, config_dir: str) -> Discovery:

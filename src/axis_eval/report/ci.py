@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from axis_eval._util.defaults import empty_list
 from axis_eval._util.files import atomic_write_text
 from axis_eval.errors import UsageError
 from axis_eval.report.models import PairEntry, ReportManifest
@@ -50,7 +49,7 @@ class PairVerdict:
 
     pair: PairEntry
     outcome: Outcome
-    reasons: list[Reason] = field(default_factory=empty_list)
+    reasons: list[Reason] = field(default_factory=list)
     comparison: ComparisonEntry | None = None
     """The pair's baseline comparison, when ``--compare-baseline`` compared it."""
 

@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from axis_eval._util.defaults import empty_list
 from axis_eval._util.redact import Redactor
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.config.models import LoadedConfig, weights_of
@@ -83,8 +82,8 @@ class RescoredRun:
 class RescoreResult:
     """Every run of the report, rescored, with what it cost."""
 
-    runs: list[RescoredRun] = field(default_factory=empty_list)
-    notes: list[str] = field(default_factory=empty_list)
+    runs: list[RescoredRun] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     """Lines to show the user (what was reused, what was asked again)."""
     calls: int = 0
     cached_calls: int = 0

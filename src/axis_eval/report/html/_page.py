@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from axis_eval._util.defaults import empty_list
 from axis_eval.report.html._svg import AgentBar, agent_bars, band, esc
 from axis_eval.report.models import PairEntry, ReportManifest, RunEntry
 from axis_eval.transcript.sparse_index import format_ms
@@ -115,7 +114,7 @@ class Page:
 
     manifest: ReportManifest
     comparison: BaselineComparison | None
-    payloads: list[tuple[str, str]] = field(default_factory=empty_list)
+    payloads: list[tuple[str, str]] = field(default_factory=list)
     """``(id, base64)`` of every lazy payload, in page order."""
 
 
