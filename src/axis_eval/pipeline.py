@@ -30,6 +30,7 @@ from axis_eval.execute.process import (
     ignore_existing_processes,
     is_subreaper,
     new_run_token,
+    pidfd_child_watcher,
 )
 from axis_eval.execute.scripted_model import EmbeddedModelServer
 from axis_eval.execute.workspace import PASSTHROUGH, missing_env
@@ -344,6 +345,7 @@ async def _execute(
         loaded,
         gate=PassGate(options.pass_score, options.min_pass_rate),
         previous=previous,
+        sparse_index=options.score,
     )
     writer.manifest.config_hash = config_hash(loaded)
     writer.manifest.before_all_output = notes
@@ -598,4 +600,5 @@ def run(options: RunOptions) -> RunOutcome:
     Raises:
         ConfigError, UsageError, PreflightError: before anything runs (exit code 2).
     """
-    return asyncio.run(run_async(options))
+    with pidfd_child_watcher():
+        return asyncio.run(run_async(options))

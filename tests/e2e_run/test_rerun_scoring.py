@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from axis_eval.report.models import ReportManifest, RunResult
+from axis_eval.transcript.models import Transcript
+from axis_eval.transcript.sparse_index import build_sparse_index
 
 from .conftest import (
     Procs,
@@ -103,6 +105,8 @@ def test_resume_scores_runs_an_interrupted_no_score_run_left_unscored(
     assert killed.state == "running"
     saved = sorted(p.parent.name for p in folder.glob("scenarios/rep/logger/*/result.json"))
     assert saved == ["run-1", "run-2"]
+    # As in AXIS, the sparse index is the scorer's file: a --no-score run writes none.
+    assert not list(folder.glob("scenarios/rep/logger/*/sparse-index.txt"))
 
     (e2e_dir / "release").touch()
     resumed = run_cli(root, "--resume", folder.name, env=env, timeout=60)
@@ -127,7 +131,13 @@ def test_resume_scores_runs_an_interrupted_no_score_run_left_unscored(
         assert on_disk.run.score == run.score
         assert on_disk.files["verdicts"] == f"{run.dir}/verdicts.json"
         assert (folder / run.dir / "verdicts.json").is_file()
-        assert (folder / run.dir / "sparse-index.txt").is_file()
+        # Written when the run was scored (on the resume), from its saved transcript.
+        assert on_disk.files["sparseIndex"] == f"{run.dir}/sparse-index.txt"
+        transcript = Transcript.model_validate_json(
+            (folder / run.dir / "transcript.json").read_bytes()
+        )
+        expected = build_sparse_index(transcript, scenario_key="rep", agent_name="logger")
+        assert (folder / run.dir / "sparse-index.txt").read_text() == expected.render()
         assert run.score.judge is not None and run.score.judge.calls == 1
     assert len(set(composites.values())) == 3
     median = statistics.median(composites.values())

@@ -18,8 +18,10 @@ from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.report.models import ReportManifest, RunResult, TokenUsage
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
-from axis_eval.runs.writer import ReportWriter
+from axis_eval.runs.writer import ReportWriter, store_score
+from axis_eval.scoring.models import ScoreResult
 from axis_eval.transcript.models import Entry, Transcript
+from axis_eval.transcript.sparse_index import build_sparse_index
 
 MakeProject = Callable[..., Path]
 
@@ -207,6 +209,33 @@ def test_raw_output_that_is_not_json_is_raw_txt(tmp_path: Path, make_project: Ma
         outcome(the_plan.jobs[0], raw_output=["plain text\n", "more\n"])
     )
     assert (store.folder / "scenarios/a/codex/raw.txt").read_text() == "plain text\nmore\n"
+
+
+def test_no_score_runs_have_no_sparse_index_until_scored(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
+    """As in AXIS, ``sparse-index.txt`` is the scorer's file: a writer told that nothing is
+    scored (``--no-score``) leaves it out, and a score stored later writes it."""
+    the_plan, loaded = planned(tmp_path, make_project, {"agents": ["codex"]}, {"a": sc()})
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0, sparse_index=False)
+    transcript = Transcript(
+        agent="codex",
+        entries=[Entry(type="assistant", timestamp="2026-01-01T00:00:00.500Z", text="hi")],
+    )
+    run = writer.record(outcome(the_plan.jobs[0], transcript=transcript))
+    folder = store.folder / "scenarios/a/codex"
+    assert sorted(p.name for p in folder.iterdir()) == ["result.json", "transcript.json"]
+    saved = RunResult.model_validate_json((folder / "result.json").read_bytes())
+    assert "sparseIndex" not in saved.files
+
+    score = ScoreResult(axis_score=80, goal_achievement=80, environment=80, service=80, agent=80)
+    store_score(store, run, score, None)
+    saved = RunResult.model_validate_json((folder / "result.json").read_bytes())
+    assert saved.files["sparseIndex"] == "scenarios/a/codex/sparse-index.txt"
+    assert saved.run.score is not None and saved.run.score.axis_score == 80
+    text = (folder / "sparse-index.txt").read_text()
+    assert text == build_sparse_index(transcript, scenario_key="a", agent_name="codex").render()
 
 
 def test_layout_repeated_runs_get_run_folders(tmp_path: Path, make_project: MakeProject) -> None:

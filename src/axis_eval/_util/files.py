@@ -10,13 +10,14 @@ _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 _counter = itertools.count()  # next() is atomic under the GIL: safe from worker threads
 
 
-def _create_temp(path: Path) -> tuple[int, str]:
+def _create_temp(path: str) -> tuple[int, str]:
     """A new, exclusive, private (0600) temporary file next to ``path``.
 
     Like ``tempfile.mkstemp`` without its random-name machinery (a measurable share of a
     job's cost): the name holds our pid and a counter, and O_EXCL skips any leftover.
     """
-    prefix = f"{path.parent}/.{path.name}.{os.getpid()}-"
+    folder, _, name = path.rpartition("/")
+    prefix = f"{folder}/.{name}.{os.getpid()}-"
     while True:
         tmp = f"{prefix}{next(_counter)}.tmp"
         try:
@@ -25,25 +26,29 @@ def _create_temp(path: Path) -> tuple[int, str]:
             continue
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
+def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
     The rename makes the write atomic against a killed process: readers see the old file
     or the new one. ``durable`` adds an fsync, which also survives a power loss but costs
     milliseconds per file, so it is kept for files that close a run.
     """
+    target = os.path.abspath(path)  # strings: cheaper than a Path per file
     try:
-        fd, tmp = _create_temp(path)
+        fd, tmp = _create_temp(target)
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = _create_temp(path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        fd, tmp = _create_temp(target)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        try:
+            view = memoryview(data)
+            while view:  # os.write on the descriptor: no file object per write
+                view = view[os.write(fd, view) :]
             if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -52,6 +57,6 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> Non
         raise
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
+def atomic_write_text(path: str | Path, text: str, *, durable: bool = False) -> None:
     """Write UTF-8 ``text`` to ``path`` atomically."""
     atomic_write_bytes(path, text.encode("utf-8"), durable=durable)

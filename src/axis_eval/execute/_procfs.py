@@ -73,22 +73,43 @@ or turned zombie before its environment could be read: an empty answer then prov
 about processes it may have forked after the listing."""
 
 
-def find(entry: bytes, *, prefix: bool = False, pgid: int | None = None) -> list[int]:
+def group_exists(pgid: int) -> bool:
+    """Whether any process (a zombie included) is in process group ``pgid``: one kill(0)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def find(
+    entry: bytes,
+    *,
+    prefix: bool = False,
+    pgid: int | None = None,
+    skip: Container[int] = (),
+) -> list[int]:
     """Live pids (never our own) whose environment holds ``entry`` or that belong to ``pgid``.
 
     With ``prefix`` an environment entry only has to start with ``entry``; otherwise the whole
     ``KEY=value`` entry must equal it. A zombie's environment reads as empty, so zombies never
-    match on the marker; with ``pgid`` their state is checked explicitly.
+    match on the marker; with ``pgid`` their state is checked explicitly. Pids in ``skip``
+    are known to the caller to carry neither (its own children with another marker) and are
+    not read.
     """
     global last_find_certain
     me = os.getpid()
     found: list[int] = []
     certain = True
+    if pgid is not None and not group_exists(pgid):
+        pgid = None  # an empty group: no stat() read per process to look for members
     pids = _pids()
     if _preexisting:
         _preexisting.intersection_update(pids)
     for pid in pids:
-        if pid == me or pid in _preexisting:
+        if pid == me or pid in _preexisting or pid in skip:
             continue
         if pgid is not None:
             info = stat(pid)

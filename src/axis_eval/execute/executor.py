@@ -59,12 +59,13 @@ async def schedule(
     """Run ``jobs`` in order, at most ``executor.capacity`` at once.
 
     Each outcome is handed to ``on_result`` (which saves it) as soon as it arrives, before
-    the next one. When ``ctx.stop`` fires, nothing new starts; running jobs stop and come
-    back cancelled (or failed, for a run limit); jobs never started are cancelled.
+    its worker takes the next job. When ``ctx.stop`` fires, nothing new starts; running jobs
+    stop and come back cancelled (or failed, for a run limit); jobs never started are
+    cancelled.
     """
-    slots = asyncio.Semaphore(executor.capacity)
     outcomes: dict[int, JobOutcome] = {}
     save_lock = asyncio.Lock()
+    queue = iter(jobs)  # shared by the workers: each next() hands out the next job in order
 
     async def deliver(outcome: JobOutcome) -> None:
         async with save_lock:
@@ -73,34 +74,27 @@ async def schedule(
             if maybe is not None:
                 await maybe
 
-    async def one(spec: JobSpec) -> None:
-        try:
-            outcome = await executor.execute(spec, ctx)
-        except Exception as exc:  # a harness bug must not take the other jobs down
-            outcome = JobOutcome(
-                spec=spec,
-                status="failed",
-                failed=True,
-                error=f"internal error: {type(exc).__name__}: {exc}",
-                error_kind="internal",
-            )
-        finally:
-            slots.release()
-        await deliver(outcome)
+    async def worker() -> None:
+        # A fixed pool of workers instead of a task (and a semaphore race against the stop
+        # event) per job: the bound holds by construction and a job costs no extra tasks.
+        for spec in queue:
+            if ctx.stop.event.is_set():
+                return  # never started: delivered as cancelled below
+            try:
+                outcome = await executor.execute(spec, ctx)
+            except Exception as exc:  # a harness bug must not take the other jobs down
+                outcome = JobOutcome(
+                    spec=spec,
+                    status="failed",
+                    failed=True,
+                    error=f"internal error: {type(exc).__name__}: {exc}",
+                    error_kind="internal",
+                )
+            await deliver(outcome)
 
     async with asyncio.TaskGroup() as group:
-        for spec in jobs:
-            acquire = asyncio.ensure_future(slots.acquire())
-            stopped = asyncio.ensure_future(ctx.stop.event.wait())
-            await asyncio.wait({acquire, stopped}, return_when=asyncio.FIRST_COMPLETED)
-            stopped.cancel()
-            if ctx.stop.event.is_set():
-                if acquire.done() and not acquire.cancelled():
-                    slots.release()
-                else:
-                    acquire.cancel()
-                break
-            group.create_task(one(spec))
+        for _ in range(min(max(executor.capacity, 1), len(jobs))):
+            group.create_task(worker())
     for spec in jobs:
         if spec.number not in outcomes:
             await deliver(cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind))

@@ -128,9 +128,7 @@ async def _run(
     started: str,
 ) -> JobOutcome:
     isolation = (
-        adapter.isolation_env(str(dirs.workspace), str(dirs.home))
-        if (adapter.isolation_env)
-        else {}
+        adapter.isolation_env(dirs.work_dir, dirs.home_dir) if (adapter.isolation_env) else {}
     )
     env = build_env(
         spec,
@@ -140,13 +138,17 @@ async def _run(
         isolation=isolation,
     )
     env.update(ctx.extra_env)
-    phase_args: dict[str, Any] = {
-        "cwd": dirs.workspace,
-        "env": lifecycle_env(spec, env),
-        "copy_root": Path(spec.config_dir),
-        "marker": marker,
-        "grace_s": ctx.grace_s,
-    }
+    phase_args: dict[str, Any] = (
+        {
+            "cwd": dirs.workspace,
+            "env": lifecycle_env(spec, env),
+            "copy_root": Path(spec.config_dir),
+            "marker": marker,
+            "grace_s": ctx.grace_s,
+        }
+        if spec.scenario.setup or spec.scenario.teardown
+        else {}  # only _teardown() and the setup branch read it, and both need actions
+    )
     setup_notes: str | None = None
     if spec.scenario.setup:
         ctx.on_phase(spec, "setup")
@@ -165,7 +167,7 @@ async def _run(
             outcome.setup_output = setup_notes
             outcome.teardown_output = await _teardown(spec, ctx, dirs, phase_args)
             outcome.ended_at = _now()
-            outcome.workspace = str(dirs.workspace)
+            outcome.workspace = dirs.work_dir
             return outcome
         if setup.error:
             teardown = await _teardown(spec, ctx, dirs, phase_args)
@@ -179,7 +181,7 @@ async def _run(
                 ended_at=_now(),
                 setup_output=setup_notes,
                 teardown_output=teardown,
-                workspace=str(dirs.workspace),
+                workspace=dirs.work_dir,
             )
     if ctx.stop.event.is_set():
         return cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind)
@@ -191,7 +193,8 @@ async def _run(
     if scoring and ctx.scorer is not None:
         ctx.on_phase(spec, "scoring")
         await ctx.scorer.run_checks(outcome, dirs.workspace)
-    outcome.artifacts = collect_artifacts(dirs.workspace, spec.artifacts)
+    if spec.artifacts:
+        outcome.artifacts = collect_artifacts(dirs.workspace, spec.artifacts)
     if scoring and ctx.scorer is not None:
         outcome.score = await ctx.scorer.score(outcome, dirs.workspace)
     outcome.teardown_output = await _teardown(spec, ctx, dirs, phase_args)
@@ -208,8 +211,8 @@ async def _spawn(
     inp = AdapterInput(
         prompt=spec.scenario.prompt,
         agent=spec.agent,
-        workspace=str(dirs.workspace),
-        home=str(dirs.home),
+        workspace=dirs.work_dir,
+        home=dirs.home_dir,
         env=dict(env),  # the adapter's prepare may add to it; teardown keeps the job's own
         mcp_servers=dict(spec.mcp_servers),
         skills=list(spec.skills),
@@ -254,7 +257,7 @@ def _outcome(
         raw_output=output.raw_output,
         stderr=output.stderr,
         result=output.result,
-        workspace=str(dirs.workspace),
+        workspace=dirs.work_dir,
         warnings=output.warnings,
     )
 

@@ -7,6 +7,7 @@ and ``GEMINI_CLI_HOME``; ``tmp`` is its TMPDIR. The whole folder goes after the 
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import tempfile
@@ -26,36 +27,81 @@ AGENT_CONFIG_DIRS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JobDirs:
-    """The folders of one job."""
+    """The folders of one job, as strings (they go into the environment and the argv; a
+    Path per folder per job was a measurable share of an instant job's cost)."""
 
-    root: Path
-    workspace: Path
-    home: Path
-    tmp: Path
+    root_dir: str
+    work_dir: str
+    home_dir: str
+    tmp_dir: str
+
+    @classmethod
+    def under(cls, root: str | Path, workspace: str | Path | None = None) -> JobDirs:
+        """The folders of the job rooted at ``root`` (the workspace defaults to ``work``)."""
+        base = os.fspath(root)
+        work = os.fspath(workspace) if workspace is not None else f"{base}/work"
+        return cls(base, work, f"{base}/home", f"{base}/tmp")
+
+    @property
+    def root(self) -> Path:
+        """The job's folder (holds the other three and the setup/teardown notes)."""
+        return Path(self.root_dir)
+
+    @property
+    def workspace(self) -> Path:
+        """The agent's working directory."""
+        return Path(self.work_dir)
+
+    @property
+    def home(self) -> Path:
+        """The agent's HOME."""
+        return Path(self.home_dir)
+
+    @property
+    def tmp(self) -> Path:
+        """The agent's TMPDIR."""
+        return Path(self.tmp_dir)
 
     def remove(self) -> None:
         """Delete everything the job left on disk."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.root_dir, ignore_errors=True)
 
     def remove_if_empty(self) -> bool:
         """Delete the folders when the job left them empty (four rmdir calls, no walk);
         False when something is left, for :meth:`remove` to deal with."""
         try:
-            for folder in (self.workspace, self.home, self.tmp, self.root):
-                folder.rmdir()
+            for folder in (self.work_dir, self.home_dir, self.tmp_dir, self.root_dir):
+                os.rmdir(folder)  # noqa: PTH106 -- strings: no Path per folder per job
         except OSError:  # not empty, or no longer a plain folder
             return False
         return True
 
 
+_serial = itertools.count()
+
+
 def create_job_dirs(base: str | None = None) -> JobDirs:
-    """Make a fresh ``axis-XXXX/{work,home,tmp}`` under ``base`` (default: the system tmp)."""
-    root = Path(tempfile.mkdtemp(prefix="axis-", dir=base))
-    dirs = JobDirs(root=root, workspace=root / "work", home=root / "home", tmp=root / "tmp")
-    for folder in (dirs.workspace, dirs.home, dirs.tmp):
-        folder.mkdir()
+    """Make a fresh, private ``axis-<pid>-<n>/{work,home,tmp}`` under ``base`` (default: the
+    system tmp).
+
+    Like ``tempfile.mkdtemp`` (mode 0700, never an existing folder: mkdir() fails on any
+    name that exists, a symlink included, and the next number is tried) without drawing a
+    random name per job.
+    """
+    parent = base if base is not None else tempfile.gettempdir()
+    prefix = f"{os.path.abspath(parent)}/axis-{os.getpid()}-"
+    while True:
+        root = f"{prefix}{next(_serial)}"
+        try:
+            os.mkdir(root, 0o700)  # noqa: PTH102 -- as above
+            break
+        except FileExistsError:  # left by an earlier process with our pid
+            continue
+    dirs = JobDirs.under(root)
+    for folder in (dirs.work_dir, dirs.home_dir, dirs.tmp_dir):
+        os.mkdir(folder)  # noqa: PTH102 -- as above
     # The agent config folders (AGENT_CONFIG_DIRS) are created by the adapters that use
     # them: three mkdir() calls per job are a measurable share of an instant job's cost.
     return dirs
@@ -77,15 +123,15 @@ def build_env(
     """The job's environment: nothing from the parent but what is allowed by name."""
     env: dict[str, str] = {k: v for k, v in (isolation or {}).items()}
     for name, sub in AGENT_CONFIG_DIRS.items():
-        env[name] = str(dirs.home / sub)
+        env[name] = f"{dirs.home_dir}/{sub}"
     for name in allowed_names(spec, adapter_env):
         if name in parent:
             env[name] = parent[name]
     env.update(spec.env_set)
     env.update(
         {
-            "HOME": str(dirs.home),
-            "TMPDIR": str(dirs.tmp),
+            "HOME": dirs.home_dir,
+            "TMPDIR": dirs.tmp_dir,
             "AXIS_CONFIG_DIR": spec.config_dir,
             "AXIS_SCENARIO": spec.scenario.key,
             "AXIS_AGENT": spec.agent.adapter,

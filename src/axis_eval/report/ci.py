@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -89,7 +90,7 @@ class CiVerdicts:
         """Pairs that carry a reason of this kind."""
         return [v for v in self.pairs if v.has(kind)]
 
-    @property
+    @cached_property  # asked once per row of a summary: computing it each time was O(N²)
     def scored(self) -> bool:
         """Whether any run of the report carries a score (not a ``--no-score`` run)."""
         return any(r.score is not None for p in self.manifest.results for r in p.runs)

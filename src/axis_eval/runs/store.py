@@ -74,7 +74,8 @@ class ReportStore:
     def __init__(self, folder: Path, redactor: Redactor | None = None) -> None:
         self.folder = folder
         self.redactor = redactor or Redactor()
-        self._made: set[Path] = set()
+        self._root = os.fspath(folder)
+        self._made: set[str] = set()
 
     @property
     def report_id(self) -> str:
@@ -82,45 +83,53 @@ class ReportStore:
         return self.folder.name
 
     def path(self, relative: str) -> Path:
-        """An absolute path inside the report folder; refuses to leave it.
+        """An absolute path inside the report folder (its folder created); refuses to leave
+        the report folder."""
+        return Path(self._target(relative))
+
+    def _target(self, relative: str) -> str:
+        """:meth:`path` as a string, for the writes: a job writes four files, and pathlib's
+        parsing and hashing per file was a measurable share of an instant job's cost.
 
         Checked lexically (no absolute paths, no ``..``): the folder is ours, and resolving
-        every component with lstat() per file was a measurable share of a job's cost.
+        every component with lstat() per file was a measurable share of a job's cost too.
         """
         parts = relative.replace("\\", "/").split("/")
         if relative.startswith("/") or ".." in parts:
             raise ValueError(f"path escapes the report folder: {relative}")
-        target = self.folder / relative
-        if target.parent not in self._made:
-            self._make(target.parent)
+        target = f"{self._root}/{relative}"
+        parent = target.rpartition("/")[0]
+        if parent not in self._made:
+            self._make(parent)
         return target
 
-    def _make(self, folder: Path) -> None:
+    def _make(self, folder: str) -> None:
         """Create ``folder`` (once), parents first: one mkdir() per new folder, where
         ``mkdir(parents=True)`` first fails on the missing parent and then retries."""
-        if folder == self.folder or folder.parent == folder:
-            folder.mkdir(parents=True, exist_ok=True)
+        if folder == self._root or len(folder) < len(self._root):
+            os.makedirs(folder, exist_ok=True)
         else:
-            if folder.parent not in self._made:
-                self._make(folder.parent)
+            parent = folder.rpartition("/")[0]
+            if parent not in self._made:
+                self._make(parent)
             try:
-                folder.mkdir()
+                os.mkdir(folder)  # noqa: PTH102 -- strings, see _target
             except FileExistsError:
-                if not folder.is_dir():
+                if not os.path.isdir(folder):
                     raise
         self._made.add(folder)
 
     def write_text(self, relative: str, text: str) -> Path:
         """Write redacted text atomically."""
-        target = self.path(relative)
+        target = self._target(relative)
         atomic_write_text(target, self.redactor.text(text))
-        return target
+        return Path(target)
 
     def write_bytes(self, relative: str, data: bytes) -> Path:
         """Write bytes atomically (artifacts: not redacted, they are the agent's work)."""
-        target = self.path(relative)
+        target = self._target(relative)
         atomic_write_bytes(target, data)
-        return target
+        return Path(target)
 
     def write_json(self, relative: str, value: Any, *, durable: bool = False) -> Path:
         """Write a model or JSON-like value, redacted, pretty-printed, atomically."""
@@ -129,9 +138,9 @@ class ReportStore:
             text = value.model_dump_json(by_alias=True, indent=2)
         else:
             text = json.dumps(value, indent=2, ensure_ascii=False)
-        target = self.path(relative)
+        target = self._target(relative)
         atomic_write_text(target, self.redactor.json_text(text) + "\n", durable=durable)
-        return target
+        return Path(target)
 
     def write_lines(self, relative: str, lines: list[str]) -> Path:
         """Write lines (raw output), redacted, atomically."""

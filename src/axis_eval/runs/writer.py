@@ -29,12 +29,15 @@ from axis_eval.report.models import (
 from axis_eval.runs.aggregate import PassGate, refresh_pair, summarize
 from axis_eval.runs.store import ReportStore, pair_dir, run_dir
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
+from axis_eval.transcript.models import Transcript
 from axis_eval.transcript.sparse_index import build_sparse_index
 
 INLINE_TEXT_BYTES = 64 * 1024
 """Text artifacts up to this size are also inlined in the manifest; larger ones are linked."""
 VERDICTS_FILE = "verdicts.json"
 """A run's judge verdicts, kept so ``axis score`` can score it again."""
+SPARSE_INDEX_FILE = "sparse-index.txt"
+"""A scored run's sparse index (the judges' view of its interactions)."""
 
 
 def _now() -> str:
@@ -67,6 +70,7 @@ class ReportWriter:
         flush_interval_s: float = 0.5,
         gate: PassGate | None = None,
         previous: ReportManifest | None = None,
+        sparse_index: bool = True,
     ) -> None:
         """Start a report; with ``previous`` (``--resume``), continue that report instead.
 
@@ -74,6 +78,9 @@ class ReportWriter:
         manifest write did not see it yet); :attr:`pending` lists the jobs left to run.
         """
         self.store = store
+        self.sparse_index = sparse_index
+        """Write each run's ``sparse-index.txt`` (off for ``--no-score``: as in AXIS, it is
+        the scorer's file; :func:`store_score` writes it when such a run is scored later)."""
         self.gate = gate or PassGate()
         """``--pass-score`` / ``--min-pass-rate``: recorded on every pair's ``passRates``."""
         self._t0 = time.monotonic()
@@ -265,12 +272,10 @@ class ReportWriter:
             warnings=outcome.warnings,
         )
         files = self._run_files(outcome, folder)
-        if outcome.transcript is not None:
-            index = build_sparse_index(
-                outcome.transcript, scenario_key=spec.scenario.key, agent_name=spec.agent.name
+        if outcome.transcript is not None and (self.sparse_index or outcome.score is not None):
+            files["sparseIndex"] = _write_sparse_index(
+                self.store, folder, outcome.transcript, spec.scenario.key, spec.agent.name
             )
-            self.store.write_text(f"{folder}/sparse-index.txt", index.render())
-            files["sparseIndex"] = f"{folder}/sparse-index.txt"
         self.store.write_json(
             f"{folder}/result.json",
             RunResult(
@@ -352,8 +357,34 @@ def store_score(
         saved.run.score = score
         if verdicts is not None:
             saved.files["verdicts"] = f"{run.dir}/{VERDICTS_FILE}"
+        if "sparseIndex" not in saved.files:  # saved by a --no-score run: scored only now
+            transcript = _saved_transcript(store, saved)
+            if transcript is not None:
+                saved.files["sparseIndex"] = _write_sparse_index(
+                    store, run.dir, transcript, saved.scenario_key, saved.agent_name
+                )
         store.write_json(f"{run.dir}/result.json", saved)
     run.score = score
+
+
+def _write_sparse_index(
+    store: ReportStore, folder: str, transcript: Transcript, scenario_key: str, agent_name: str
+) -> str:
+    """Write a run's ``sparse-index.txt``; returns its path in the report folder."""
+    index = build_sparse_index(transcript, scenario_key=scenario_key, agent_name=agent_name)
+    relative = f"{folder}/{SPARSE_INDEX_FILE}"
+    store.write_text(relative, index.render())
+    return relative
+
+
+def _saved_transcript(store: ReportStore, saved: RunResult) -> Transcript | None:
+    name = saved.files.get("transcript")
+    if not name:
+        return None
+    try:
+        return Transcript.model_validate_json((store.folder / name).read_bytes())
+    except (OSError, ValueError):
+        return None
 
 
 def _score(score: ScoreResult | dict[str, Any] | None) -> ScoreResult | None:

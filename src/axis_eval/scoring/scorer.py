@@ -259,8 +259,7 @@ class JudgeScorer:
 
 
 def _check_env(spec: JobSpec, workspace: Path, parent: Mapping[str, str]) -> dict[str, str]:
-    root = workspace.parent
-    dirs = JobDirs(root=root, workspace=workspace, home=root / "home", tmp=root / "tmp")
+    dirs = JobDirs.under(workspace.parent, workspace)
     env = build_env(spec, dirs, parent)
     env["AXIS_WORKSPACE"] = str(workspace)
     return env

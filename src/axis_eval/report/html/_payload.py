@@ -208,7 +208,10 @@ def pair_payload(
         if r.score is not None and r.score.axis_score is not None
     ]
     median = pair.spread.axis_score.median if pair.spread else None
-    dist_svg, dist_text = _svg.distribution(dots, median, label)
+    if dots:
+        dist_svg, dist_text = _svg.distribution(dots, median, label)
+    else:  # nothing to draw (an unscored pair): the text alone, no chart built and dropped
+        dist_svg, dist_text = None, _svg.distribution_text(dots, median)
     rep = next((r for r in pair.runs if r.run_index == pair.representative_run_index), None)
     rep_transcript = transcripts.get(rep.run_index) if rep else None
     score = pair.score
@@ -240,7 +243,7 @@ def pair_payload(
         "reliability": pair.reliability.model_dump(by_alias=True) if pair.reliability else None,
         "passRates": pair.pass_rates.model_dump(by_alias=True) if pair.pass_rates else None,
         "charts": {
-            "distribution": dist_svg if dots else None,
+            "distribution": dist_svg,
             "distributionText": dist_text,
             "waterfall": wf_svg,
             "waterfallText": wf_text,

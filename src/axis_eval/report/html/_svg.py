@@ -88,14 +88,20 @@ def distribution(dots: Sequence[RunDot], median: float | None, label: str) -> tu
             f'r="{radius}"><title>run #{dot.run_index}: {dot.score}'
             f"{' (representative)' if dot.representative else ''}</title></circle>"
         )
+    text = distribution_text(dots, median)
+    title = f"Score distribution of {label}"
+    return _svg(width, height, title, text, body, "distribution"), text
+
+
+def distribution_text(dots: Sequence[RunDot], median: float | None) -> str:
+    """The text alternative of :func:`distribution`."""
     parts = [
         f"#{d.run_index} {d.score}{' (representative)' if d.representative else ''}" for d in dots
     ]
     text = "Runs: " + (", ".join(parts) if parts else "none scored")
     if median is not None:
         text += f"; median {_num(median)}"
-    title = f"Score distribution of {label}"
-    return _svg(width, height, title, text, body, "distribution"), text
+    return text
 
 
 @dataclass(frozen=True)
