@@ -55,21 +55,21 @@ async def schedule(
     executor: Executor,
     ctx: JobContext,
     on_result: OnResult,
-) -> list[JobOutcome]:
+) -> None:
     """Run ``jobs`` in order, at most ``executor.capacity`` at once.
 
     Each outcome is handed to ``on_result`` (which saves it) as soon as it arrives, before
-    its worker takes the next job. When ``ctx.stop`` fires, nothing new starts; running jobs
-    stop and come back cancelled (or failed, for a run limit); jobs never started are
-    cancelled.
+    its worker takes the next job, and is not kept here: a run's memory must not grow with
+    its transcripts. When ``ctx.stop`` fires, nothing new starts; running jobs stop and
+    come back cancelled (or failed, for a run limit); jobs never started are cancelled.
     """
-    outcomes: dict[int, JobOutcome] = {}
+    delivered: set[int] = set()
     save_lock = asyncio.Lock()
     queue = iter(jobs)  # shared by the workers: each next() hands out the next job in order
 
     async def deliver(outcome: JobOutcome) -> None:
         async with save_lock:
-            outcomes[outcome.spec.number] = outcome
+            delivered.add(outcome.spec.number)
             maybe = on_result(outcome)
             if maybe is not None:
                 await maybe
@@ -96,6 +96,5 @@ async def schedule(
         for _ in range(min(max(executor.capacity, 1), len(jobs))):
             group.create_task(worker())
     for spec in jobs:
-        if spec.number not in outcomes:
+        if spec.number not in delivered:
             await deliver(cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind))
-    return [outcomes[s.number] for s in jobs]
