@@ -86,21 +86,21 @@ def _own(pid: int) -> None:
     _managed.add(pid)
     axis = _axis_process()
     if axis is not None:
-        axis._managed.add(pid)
+        axis._managed[pid] = None  # no job marker known: axis's scans still read it
 
 
 def _release(pid: int) -> None:
     _managed.discard(pid)
     axis = _axis_process()
     if axis is not None:
-        axis._managed.discard(pid)
+        axis._managed.pop(pid, None)
 
 
 def share_children_with_axis_eval() -> None:
     """Tell axis_eval's orphan reaper which children are ours (call after importing it)."""
     axis = _axis_process()
     if axis is not None:
-        axis._managed.update(_managed)
+        axis._managed.update(dict.fromkeys(_managed))
 
 
 def _signal_group(pgid: int, sig: int) -> None:

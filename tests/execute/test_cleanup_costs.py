@@ -3,6 +3,7 @@ temporary names. Each must keep what the slow path guaranteed."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 from pathlib import Path
@@ -136,3 +137,43 @@ def test_store_makes_nested_folders_once_and_refuses_a_file_in_the_way(tmp_path:
     store.write_text("blocked", "file")
     with pytest.raises(OSError):
         store.write_text("blocked/inner.txt", "y")
+
+
+async def test_a_scan_skips_the_other_jobs_agents_but_still_finds_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Our other agents (unreaped children spawned with another marker) are not read; the
+    job's own processes, its setsid'd child included, still are, and are killed."""
+    token = new_run_token()
+    env = dict(os.environ)
+    mine = f"{token}/job1"
+    other = f"{token}/job2"
+    # Job 1's agent starts a child in a new session (out of its group), then waits.
+    a = await spawn(ProcessSpec(["/bin/sh", "-c", "setsid sleep 30 & sleep 30"], "/", env, mine))
+    b = await spawn(ProcessSpec(["/bin/sh", "-c", "sleep 30"], "/", env, other))
+    try:
+        for _ in range(100):  # until the setsid'd child is there
+            if len(marked_pids(mine)) == 3:
+                break
+            await asyncio.sleep(0.02)
+        assert len(marked_pids(mine)) == 3
+        reads: list[str] = []
+        real_read = _procfs._read
+
+        def spy(path: str) -> bytes | None:
+            reads.append(path)
+            return real_read(path)
+
+        monkeypatch.setattr(_procfs, "_read", spy)
+        await a.stop(grace_s=1)
+        assert not any(p.startswith(f"/proc/{b.pid}/") for p in reads), "job 2's agent was read"
+        assert any(p.startswith(f"/proc/{a.pid}/") for p in reads)
+        assert marked_pids(mine) == []
+        assert b.returncode is None and b.pid in marked_pids(other)
+    finally:
+        monkeypatch.undo()
+        await b.stop(grace_s=1)
+        await a.stop(grace_s=1)
+        forget_marker(mine)
+        forget_marker(other)
+    assert marked_pids(other) == []

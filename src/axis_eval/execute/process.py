@@ -66,8 +66,9 @@ _PR_GET_CHILD_SUBREAPER = 37
 
 _managed: dict[int, str | None] = {}
 """Pids whose exit status belongs to asyncio's child watcher, with the marker each was spawned
-with (None: the sentinel). Such a pid is our unreaped child, so it cannot have been reused;
-a scan for one marker need not read the environment of the others (see :func:`_others`)."""
+with (None: not known, e.g. the sentinel or an embedded ax-task-runner's children). Such a
+pid is our unreaped child, so it cannot have been reused; a scan for one marker need not
+read the environment of those spawned with another (see :func:`_others`)."""
 _spawning = 0  # spawns in flight: their pid is not in _managed yet
 
 # Markers whose last kill_marked() scan found nothing, with the number of spawns of that
@@ -170,7 +171,7 @@ def _others(marker: str) -> list[int]:
     Each carries its own job's marker (set by :func:`spawn`, inherited from nowhere else)
     and leads its own session, so it is neither marked ``marker`` nor in that job's group.
     """
-    return [pid for pid, owner in _managed.items() if owner != marker]
+    return [pid for pid, owner in _managed.items() if owner is not None and owner != marker]
 
 
 def _in_group(pid: int, pgid: int) -> bool:
