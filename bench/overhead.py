@@ -24,7 +24,9 @@ also measured directly: one job (N = 1) through each side, --fixed-reps alternat
 pairs, median of the paired differences. Every report is checked (total == completed ==
 N). It also times `axis --version` and `axis --help`. Results go to stdout as
 Markdown for docs/benchmarks.md. Unset PYTHONDONTWRITEBYTECODE first: with it set, every
-`axis` start recompiles the sources (~0.1 s).
+`axis` start recompiles the sources (~0.1 s). Run it with nothing else writing to the disk:
+each axis job makes folders and files (the floor makes none), and while the ext4 journal is
+busy those cost measurably more CPU (+1.5 to +2 ms a job during a large write).
 """
 
 from __future__ import annotations
