@@ -27,7 +27,7 @@ AGENT_CONFIG_DIRS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class JobDirs:
     """The folders of one job, as strings (they go into the environment and the argv; a
     Path per folder per job was a measurable share of an instant job's cost)."""
