@@ -532,7 +532,7 @@ async def _score_kept(
                 scorer, writer.store.folder, job.pair_key, run, judging=loaded.config.judging
             )
             if new.score is not None:
-                writer.record_score(job, new.score, new.verdicts)
+                writer.record_score(job, new.score, new.verdicts, new.sparse_index)
             else:
                 line = f"{job.id}: {new.reason or 'not scored'}"
                 writer.manifest.warnings = [*writer.manifest.warnings, line]

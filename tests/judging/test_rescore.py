@@ -9,6 +9,7 @@ from pathlib import Path
 from axis_eval import load_config
 from axis_eval.pipeline import RunOptions, run_async
 from axis_eval.report.models import RunResult
+from axis_eval.runs.rescored import save_rescore
 from axis_eval.scoring.models import ScoreResult
 from axis_eval.scoring.rescore import REUSED_CHECKS, rescore_report, verdicts_from_score
 from axis_eval.scoring.scorer import JudgeScorer
@@ -97,3 +98,35 @@ async def test_agent_judged_runs_reuse_their_verdicts(serve_tape, tmp_path: Path
     assert after is not None and after.axis_score == before.axis_score
     assert any("agent-judge verdicts reused" in n for n in after.notes)
     assert verdicts_from_score(before).checks == before.checks
+
+
+async def test_axis_score_of_a_no_score_run_saves_the_index_the_judge_saw(
+    serve_tape, tmp_path: Path
+) -> None:
+    """``--no-score`` writes no sparse-index.txt (the scorer's file, as in AXIS); scoring the
+    report later saves the very index the judges were shown, beside the new score."""
+    server = serve_tape(judge_tape(goal_json(7), audit_json([1, 2])))
+    root = project(tmp_path / "p", server.url)
+    scenario = json.loads((root / "scenarios" / "hello.json").read_text())
+    scenario["judge"] = [{"check": "the answer says what the file holds", "weight": 1}]
+    (root / "scenarios" / "hello.json").write_text(json.dumps(scenario))
+    loaded = load_config(str(root / "axis.config.json"))
+    env = {"PATH": "/usr/bin:/bin"}
+    done = await run_async(
+        RunOptions(loaded=loaded, environ=env, handle_signals=False, score=False)
+    )
+    run = done.manifest.results[0].runs[0]
+    folder = done.report_dir / run.dir
+    assert run.score is None and not (folder / "sparse-index.txt").exists()
+    assert server.requests == []
+
+    result = await rescore_report(done.report_dir, loaded, environ=env, policy=FAST)
+    [new] = result.runs
+    assert new.score is not None and not new.score.withheld, new.reason
+    assert new.sparse_index is not None
+    save_rescore(done.report_dir, result)
+    saved = RunResult.model_validate_json((folder / "result.json").read_bytes())
+    assert saved.files["sparseIndex"] == f"{run.dir}/sparse-index.txt"
+    assert (folder / "sparse-index.txt").read_text() == new.sparse_index.render()
+    agent = done.manifest.results[0].agent_name
+    assert new.sparse_index.header()[0] == f"# Sparse Index: hello / {agent}"

@@ -230,12 +230,12 @@ def test_no_score_runs_have_no_sparse_index_until_scored(
     assert "sparseIndex" not in saved.files
 
     score = ScoreResult(axis_score=80, goal_achievement=80, environment=80, service=80, agent=80)
-    store_score(store, run, score, None)
+    index = build_sparse_index(transcript, scenario_key="a", agent_name="codex")
+    store_score(store, run, score, None, index)  # the index the judges saw
     saved = RunResult.model_validate_json((folder / "result.json").read_bytes())
     assert saved.files["sparseIndex"] == "scenarios/a/codex/sparse-index.txt"
     assert saved.run.score is not None and saved.run.score.axis_score == 80
-    text = (folder / "sparse-index.txt").read_text()
-    assert text == build_sparse_index(transcript, scenario_key="a", agent_name="codex").render()
+    assert (folder / "sparse-index.txt").read_text() == index.render()
 
 
 def test_layout_repeated_runs_get_run_folders(tmp_path: Path, make_project: MakeProject) -> None:

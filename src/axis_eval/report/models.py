@@ -267,6 +267,16 @@ class ReportManifest(OutputModel):
     """The exit code ``axis run`` ended with."""
 
 
+RESULT_FILE = "result.json"
+"""A run folder's :class:`RunResult` (written last: a run with one has finished)."""
+TRANSCRIPT_FILE = "transcript.json"
+"""A run folder's normalized transcript."""
+SPARSE_INDEX_FILE = "sparse-index.txt"
+"""A scored run's sparse index (as in AXIS, the scorer's file: ``--no-score`` writes none)."""
+VERDICTS_FILE = "verdicts.json"
+"""A run's judge verdicts, kept so ``axis score`` can score it again."""
+
+
 class RunResult(OutputModel):
     """A run's ``result.json``: its entry, the job spec that produced it, and output metadata."""
 

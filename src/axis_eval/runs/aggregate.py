@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from axis_eval.report.models import (
+    RESULT_FILE,
     DimensionDelta,
     JobStatus,
     PairDiff,
@@ -220,7 +221,7 @@ def refresh_pair(entry: PairEntry, gate: PassGate | None = None) -> None:
     entry.token_usage = head.token_usage
     entry.total_cost_usd = head.total_cost_usd
     entry.score = head.score
-    entry.file = f"{head.dir}/result.json"
+    entry.file = f"{head.dir}/{RESULT_FILE}"
 
 
 def _latest_finished(runs: Sequence[RunEntry]) -> RunEntry | None:

@@ -21,7 +21,7 @@ def save_rescore(report_dir: Path, result: RescoreResult) -> ReportManifest:
             new = by_run.get((pair.scenario_key, pair.agent_name, run.run_index))
             if new is None or new.score is None:
                 continue
-            store_score(store, run, new.score, new.verdicts)
+            store_score(store, run, new.score, new.verdicts, new.sparse_index)
         refresh_pair(pair)
     s = manifest.summary
     manifest.summary = summarize(manifest.results, s.skipped, s.load_failures)

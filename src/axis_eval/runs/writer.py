@@ -18,6 +18,10 @@ from axis_eval.config.models import LoadedConfig, weights_of
 from axis_eval.execute.models import JobOutcome
 from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.report.models import (
+    RESULT_FILE,
+    SPARSE_INDEX_FILE,
+    TRANSCRIPT_FILE,
+    VERDICTS_FILE,
     ArtifactEntry,
     LoadFailureEntry,
     PairEntry,
@@ -29,15 +33,10 @@ from axis_eval.report.models import (
 from axis_eval.runs.aggregate import PassGate, refresh_pair, summarize
 from axis_eval.runs.store import ReportStore, pair_dir, run_dir
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
-from axis_eval.transcript.models import Transcript
-from axis_eval.transcript.sparse_index import build_sparse_index
+from axis_eval.transcript.sparse_index import SparseIndex, build_sparse_index
 
 INLINE_TEXT_BYTES = 64 * 1024
 """Text artifacts up to this size are also inlined in the manifest; larger ones are linked."""
-VERDICTS_FILE = "verdicts.json"
-"""A run's judge verdicts, kept so ``axis score`` can score it again."""
-SPARSE_INDEX_FILE = "sparse-index.txt"
-"""A scored run's sparse index (the judges' view of its interactions)."""
 
 
 def _now() -> str:
@@ -185,7 +184,7 @@ class ReportWriter:
         return m
 
     def _saved_run(self, folder: str) -> RunEntry | None:
-        path = self.store.folder / folder / "result.json"
+        path = self.store.folder / folder / RESULT_FILE
         try:
             return RunResult.model_validate_json(path.read_bytes()).run
         except (OSError, ValueError):
@@ -196,12 +195,16 @@ class ReportWriter:
         return [(job, r) for job, r in self.kept if r.status == "completed" and r.score is None]
 
     def record_score(
-        self, job: JobSpec, score: ScoreResult, verdicts: JudgeVerdicts | None
+        self,
+        job: JobSpec,
+        score: ScoreResult,
+        verdicts: JudgeVerdicts | None,
+        index: SparseIndex | None = None,
     ) -> RunEntry:
         """Give a kept run the score it lacked (``--resume``), then refresh its pair."""
         entry = self._pairs[job.pair_key]
         run = next(r for r in entry.runs if r.run_index == job.run_index)
-        store_score(self.store, run, score, verdicts)
+        store_score(self.store, run, score, verdicts, index)
         refresh_pair(entry, self.gate)
         self.flush(force=False)
         return run
@@ -273,11 +276,12 @@ class ReportWriter:
         )
         files = self._run_files(outcome, folder)
         if outcome.transcript is not None and (self.sparse_index or outcome.score is not None):
-            files["sparseIndex"] = _write_sparse_index(
-                self.store, folder, outcome.transcript, spec.scenario.key, spec.agent.name
+            index = build_sparse_index(
+                outcome.transcript, scenario_key=spec.scenario.key, agent_name=spec.agent.name
             )
+            files["sparseIndex"] = _write_sparse_index(self.store, folder, index)
         self.store.write_json(
-            f"{folder}/result.json",
+            f"{folder}/{RESULT_FILE}",
             RunResult(
                 scenario_key=spec.scenario.key,
                 scenario_name=spec.scenario.name,
@@ -296,8 +300,8 @@ class ReportWriter:
     def _run_files(self, outcome: JobOutcome, folder: str) -> dict[str, str]:
         files: dict[str, str] = {}
         if outcome.transcript is not None:
-            self.store.write_json(f"{folder}/transcript.json", outcome.transcript)
-            files["transcript"] = f"{folder}/transcript.json"
+            self.store.write_json(f"{folder}/{TRANSCRIPT_FILE}", outcome.transcript)
+            files["transcript"] = f"{folder}/{TRANSCRIPT_FILE}"
         if outcome.verdicts is not None:
             self.store.write_json(f"{folder}/{VERDICTS_FILE}", outcome.verdicts)
             files["verdicts"] = f"{folder}/{VERDICTS_FILE}"
@@ -343,48 +347,37 @@ class ReportWriter:
 
 
 def store_score(
-    store: ReportStore, run: RunEntry, score: ScoreResult, verdicts: JudgeVerdicts | None
+    store: ReportStore,
+    run: RunEntry,
+    score: ScoreResult,
+    verdicts: JudgeVerdicts | None,
+    index: SparseIndex | None = None,
 ) -> None:
-    """Put a new score on a saved run: ``verdicts.json``, ``result.json``, then ``run``.
+    """Put a new score on a saved run: ``verdicts.json``, ``sparse-index.txt`` (``index``,
+    the one the judges saw, when the run was saved without one: a ``--no-score`` run),
+    ``result.json``, then ``run``.
 
     The manifest is the caller's to write (after its pairs are refreshed).
     """
     if verdicts is not None:
         store.write_json(f"{run.dir}/{VERDICTS_FILE}", verdicts)
-    path = store.folder / run.dir / "result.json"
+    path = store.folder / run.dir / RESULT_FILE
     if path.is_file():
         saved = RunResult.model_validate_json(path.read_bytes())
         saved.run.score = score
         if verdicts is not None:
             saved.files["verdicts"] = f"{run.dir}/{VERDICTS_FILE}"
-        if "sparseIndex" not in saved.files:  # saved by a --no-score run: scored only now
-            transcript = _saved_transcript(store, saved)
-            if transcript is not None:
-                saved.files["sparseIndex"] = _write_sparse_index(
-                    store, run.dir, transcript, saved.scenario_key, saved.agent_name
-                )
-        store.write_json(f"{run.dir}/result.json", saved)
+        if index is not None and "sparseIndex" not in saved.files:
+            saved.files["sparseIndex"] = _write_sparse_index(store, run.dir, index)
+        store.write_json(f"{run.dir}/{RESULT_FILE}", saved)
     run.score = score
 
 
-def _write_sparse_index(
-    store: ReportStore, folder: str, transcript: Transcript, scenario_key: str, agent_name: str
-) -> str:
+def _write_sparse_index(store: ReportStore, folder: str, index: SparseIndex) -> str:
     """Write a run's ``sparse-index.txt``; returns its path in the report folder."""
-    index = build_sparse_index(transcript, scenario_key=scenario_key, agent_name=agent_name)
     relative = f"{folder}/{SPARSE_INDEX_FILE}"
     store.write_text(relative, index.render())
     return relative
-
-
-def _saved_transcript(store: ReportStore, saved: RunResult) -> Transcript | None:
-    name = saved.files.get("transcript")
-    if not name:
-        return None
-    try:
-        return Transcript.model_validate_json((store.folder / name).read_bytes())
-    except (OSError, ValueError):
-        return None
 
 
 def _score(score: ScoreResult | dict[str, Any] | None) -> ScoreResult | None:

@@ -31,7 +31,13 @@ from axis_eval._util.redact import Redactor
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.config.models import LoadedConfig, weights_of
 from axis_eval.planning.models import AgentSpec, JobSpec
-from axis_eval.report.models import ReportManifest, RunEntry, RunResult
+from axis_eval.report.models import (
+    RESULT_FILE,
+    VERDICTS_FILE,
+    ReportManifest,
+    RunEntry,
+    RunResult,
+)
 from axis_eval.scoring.checks import rubric_of
 from axis_eval.scoring.composite import WeightsLike, score_from_verdicts, withhold
 from axis_eval.scoring.judge import JudgeChoice, choose_judge
@@ -46,12 +52,10 @@ from axis_eval.scoring.models import (
 from axis_eval.scoring.retry import RetryPolicy
 from axis_eval.scoring.scorer import JudgeScorer
 from axis_eval.transcript.models import Transcript
-from axis_eval.transcript.sparse_index import build_sparse_index
+from axis_eval.transcript.sparse_index import SparseIndex, build_sparse_index
 
 log = logging.getLogger(__name__)
 
-VERDICTS_FILE = "verdicts.json"
-"""A run folder's stored :class:`JudgeVerdicts`; without it they are rebuilt from the score."""
 REUSED_CHECKS = "deterministic check results reused from the first scoring (the workspace is gone)"
 REUSED_AGENT = "agent-judge verdicts reused from the first scoring (the workspace is gone)"
 _ANY_AGENT = AgentSpec(name="-", adapter="-")
@@ -76,6 +80,8 @@ class RescoredRun:
     """True when a judge was asked (through the cache); False when verdicts were reused."""
     reason: str | None = None
     """Why a run got no score."""
+    sparse_index: SparseIndex | None = None
+    """The index the judges saw (saved as ``sparse-index.txt`` when the run has none)."""
 
 
 @dataclass
@@ -143,7 +149,7 @@ class _Rescorer:
         self.judging = judging
 
     async def run(self, folder: Path, entry: RunEntry) -> RescoredRun:
-        result = RunResult.model_validate_json((folder / entry.dir / "result.json").read_bytes())
+        result = RunResult.model_validate_json((folder / entry.dir / RESULT_FILE).read_bytes())
         spec = JobSpec.model_validate(result.spec)
         base = RescoredRun(spec.scenario.key, spec.agent.name, entry.run_index, entry.dir, None)
         previous = ScoreResult.model_validate(entry.score) if entry.score else None
@@ -160,6 +166,7 @@ class _Rescorer:
         index = build_sparse_index(
             transcript, scenario_key=spec.scenario.key, agent_name=spec.agent.name
         )
+        base.sparse_index = index
         where = result.files.get("verdicts") or f"{entry.dir}/{VERDICTS_FILE}"
         stored = _stored_verdicts(folder / where, previous)
         deterministic = _deterministic(spec, stored)

@@ -17,7 +17,15 @@ from urllib.parse import quote
 from pydantic import ValidationError
 
 from axis_eval.report.html import _svg
-from axis_eval.report.models import ArtifactEntry, PairEntry, RunEntry
+from axis_eval.report.models import (
+    RESULT_FILE,
+    SPARSE_INDEX_FILE,
+    TRANSCRIPT_FILE,
+    VERDICTS_FILE,
+    ArtifactEntry,
+    PairEntry,
+    RunEntry,
+)
 from axis_eval.scoring.models import ScoreResult
 from axis_eval.scoring.signals import interaction_signals, interaction_speed, speed_category
 from axis_eval.transcript.models import Entry, Transcript
@@ -35,10 +43,10 @@ ARTIFACT_INLINE_CHARS = 8_000
 """Text artifacts up to this size are shown inline; larger ones only as a file link."""
 
 RUN_FILES = (
-    "transcript.json",
-    "result.json",
-    "sparse-index.txt",
-    "verdicts.json",
+    TRANSCRIPT_FILE,
+    RESULT_FILE,
+    SPARSE_INDEX_FILE,
+    VERDICTS_FILE,
     "raw.ndjson",
     "raw.txt",
     "stderr.log",
@@ -74,7 +82,7 @@ def scores(score: ScoreResult | None) -> dict[str, int | None] | None:
 def read_transcript(folder: Path, run: RunEntry) -> Transcript | None:
     """A run's ``transcript.json``; None when missing or unreadable (a crashed run)."""
     try:
-        return Transcript.model_validate_json((folder / run.dir / "transcript.json").read_bytes())
+        return Transcript.model_validate_json((folder / run.dir / TRANSCRIPT_FILE).read_bytes())
     except (OSError, ValidationError, ValueError):
         return None
 
