@@ -273,6 +273,8 @@ def test_a_regression_fails_the_case_and_the_comparison_is_saved(
     assert first.exit_code == 0, first.stderr
     assert axis_process("baseline", "set", "ci", cwd=root).exit_code == 0
     project(root, "echo hi > out.txt; echo made", extra_scenarios=False)  # "bye" is gone
+    fresh = {"name": "fresh", "prompt": "do fresh", "agents": ["maker"], "judge": [EXISTS]}
+    (root / "scenarios" / "fresh.json").write_text(json.dumps(fresh))  # not in the baseline
 
     done = axis_process(
         "run", "--compare-baseline", "ci", "--junit", "j.xml", "--summary-md", "s.md", cwd=root
@@ -298,7 +300,8 @@ def test_a_regression_fails_the_case_and_the_comparison_is_saved(
     assert err.index("Scenario  Agent") < err.index("Baseline: ci") < err.index("Report saved:")
 
     cases = junit_cases(junit(root / "j.xml"))
-    assert set(cases) == {("maker|m.1", "good"), ("maker|m.1", "half")}
+    assert set(cases) == {("maker|m.1", "good"), ("maker|m.1", "half"), ("maker|m.1", "fresh")}
+    assert outcome(cases[("maker|m.1", "fresh")])[0] == "passed"
     assert outcome(cases[("maker|m.1", "good")])[0] == "passed"
     kind, typ, message = outcome(cases[("maker|m.1", "half")])
     assert (kind, typ) == ("failure", "regressed")
@@ -310,6 +313,15 @@ def test_a_regression_fails_the_case_and_the_comparison_is_saved(
     assert rows[("good", "maker|m.1")]["Δ baseline"] == "+0"
     assert rows[("good", "maker|m.1")]["Verdict"] == "unchanged"
     assert rows[("half", "maker|m.1")]["Status"] == "❌ fail"
+    assert (
+        rows[("fresh", "maker|m.1")]["Δ baseline"],
+        rows[("fresh", "maker|m.1")]["Verdict"],
+    ) == (
+        "-",
+        "new",
+    )
+    fresh_row = next(line for line in err.splitlines() if line.startswith("fresh "))
+    assert fresh_row.split()[-2:-1] == ["new"]  # the terminal table: ΔBaseline -, Verdict new
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,12 @@ def fail(error: Any) -> NoReturn:
     sys.exit(error.exit_code)
 
 
+def warn(lines: list[str]) -> None:
+    """Each line as ``warning: …`` on stderr."""
+    for line in lines:
+        click.echo(f"warning: {line}", err=True)
+
+
 def axis_home(config_path: str | None) -> str:
     """The folder holding ``.axis/``: the config's (valid or not), else the current folder."""
     from pathlib import Path

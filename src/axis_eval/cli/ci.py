@@ -8,17 +8,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from axis_eval.cli._common import warn
 from axis_eval.cli.baseline import compare_after_run, comparison_lines, load_for_run
 from axis_eval.errors import AxisError, UsageError
 
 if TYPE_CHECKING:
     from axis_eval.pipeline import RunOutcome
     from axis_eval.runs.baseline_models import Baseline
-
-
-def _warn(lines: list[str]) -> None:
-    for line in lines:
-        click.echo(f"warning: {line}", err=True)
 
 
 class CiFlags:
@@ -99,7 +95,7 @@ class CiFlags:
         if below:
             click.echo("", err=True)
             click.echo("\n".join(below), err=True)
-        _warn(notes)
+        warn(notes)
         click.echo(f"  Report saved: {outcome.report_dir}", err=True)
         from axis_eval.runs.store import HTML_FILE
 

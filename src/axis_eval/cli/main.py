@@ -13,17 +13,12 @@ from typing import TYPE_CHECKING
 import click
 
 from axis_eval._version import __version__
-from axis_eval.cli._common import axis_home, fail
+from axis_eval.cli._common import axis_home, fail, warn
 from axis_eval.cli.baseline import baseline_group
 from axis_eval.cli.ci import CiFlags
 
 if TYPE_CHECKING:
     from axis_eval import ReportManifest
-
-
-def _warn(lines: list[str]) -> None:
-    for line in lines:
-        click.echo(f"warning: {line}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -177,7 +172,7 @@ def run_command(
             selection = Selection(runs=runs, only_pairs=pairs)
         if dry_run:
             the_plan = plan(loaded, selection)
-            _warn(the_plan.warnings)
+            warn(the_plan.warnings)
             for note in the_plan.notes:
                 click.echo(note, err=True)
             from axis_eval.report.render import dry_run_json, render_dry_run

@@ -51,16 +51,13 @@ class PairVerdict:
     pair: PairEntry
     outcome: Outcome
     reasons: list[Reason] = field(default_factory=list)
+    composite: int | None = None
+    """The representative run's composite (None: unscored, withheld or failed), the value
+    ``--min-score`` was held against."""
     comparison: ComparisonEntry | None = None
     """The pair's baseline comparison, when ``--compare-baseline`` compared it."""
-
-    @property
-    def composite(self) -> int | None:
-        """The representative run's composite (None: unscored, withheld or failed)."""
-        score = self.pair.score
-        if score is None or score.withheld:
-            return None
-        return score.axis_score
+    new: bool = False
+    """Compared, and the baseline has no such pair."""
 
     @property
     def label(self) -> str:
@@ -106,7 +103,8 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first line of ``text``, cut to :data:`MAX_MESSAGE` characters."""
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= MAX_MESSAGE else line[: MAX_MESSAGE - 1] + "…"
 
@@ -119,7 +117,7 @@ def _num(value: float | None) -> str:
 
 def _failed_reason(pair: PairEntry) -> Reason:
     if pair.error:
-        return Reason("failed", f"failed: {_first_line(pair.error)}")
+        return Reason("failed", f"failed: {first_line(pair.error)}")
     rel = pair.reliability
     counts = f" ({rel.succeeded}/{rel.total} runs succeeded)" if rel is not None else ""
     return Reason("failed", f"failed: no run succeeded{counts}")
@@ -157,6 +155,7 @@ def pair_verdict(
     min_score: int | None,
     comparison: ComparisonEntry | None,
     baseline: str | None,
+    new: bool = False,
 ) -> PairVerdict:
     """The verdict of one pair under the gates."""
     reasons: list[Reason] = []
@@ -182,7 +181,14 @@ def pair_verdict(
         outcome = "skipped"
     else:
         outcome = "passed"
-    return PairVerdict(pair=pair, outcome=outcome, reasons=reasons, comparison=comparison)
+    return PairVerdict(
+        pair=pair,
+        outcome=outcome,
+        reasons=reasons,
+        composite=None if value is None else int(value),
+        comparison=comparison,
+        new=new,
+    )
 
 
 def verdicts(
@@ -194,6 +200,7 @@ def verdicts(
 ) -> CiVerdicts:
     """Every pair's verdict, in the report's order."""
     by_pair = {(e.scenario_key, e.agent_name): e for e in comparison.entries} if comparison else {}
+    new = {(r.scenario_key, r.agent_name) for r in comparison.new} if comparison else set()
     name = comparison.baseline_name if comparison else None
     pairs = [
         pair_verdict(
@@ -201,6 +208,7 @@ def verdicts(
             min_score=min_score,
             comparison=by_pair.get((p.scenario_key, p.agent_name)),
             baseline=name,
+            new=(p.scenario_key, p.agent_name) in new,
         )
         for p in manifest.results
     ]

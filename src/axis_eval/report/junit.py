@@ -20,9 +20,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from axis_eval.report.ci import CiVerdicts, PairVerdict, strip_ansi
-from axis_eval.report.models import PairEntry, ReportManifest
-from axis_eval.runs.aggregate import describe_reliability
+from axis_eval.report.ci import CiVerdicts, PairVerdict, first_line, strip_ansi
+from axis_eval.report.models import ReportManifest
+from axis_eval.runs.aggregate import describe_reliability, pair_duration_ms
 
 _INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """Characters XML 1.0 cannot carry (an agent's stderr can hold terminal escapes)."""
@@ -59,11 +59,6 @@ def _hostname() -> str:
     except OSError:
         name = ""
     return name or "localhost"
-
-
-def pair_ms(pair: PairEntry) -> int:
-    """Milliseconds every run of the pair took (a repeated pair's runs add up)."""
-    return sum(r.duration_ms for r in pair.runs) or pair.duration_ms
 
 
 def _mean(values: Sequence[float]) -> str | None:
@@ -139,7 +134,7 @@ def _testcase(parent: ET.Element, v: PairVerdict, *, scored: bool) -> None:
         "testcase",
         name=_clean(p.scenario_key),
         classname=_clean(p.agent_name),
-        time=_seconds(pair_ms(p)),
+        time=_seconds(pair_duration_ms(p)),
     )
     if v.reasons:
         message = "; ".join(r.message for r in v.reasons)
@@ -223,7 +218,7 @@ def render_junit(result: CiVerdicts) -> str:
             hostname=hostname,
             props=_suite_properties(result, agent, group),
             counts=counts,
-            time_ms=sum(pair_ms(v.pair) for v in group),
+            time_ms=sum(pair_duration_ms(v.pair) for v in group),
         )
         for v in group:
             _testcase(suite, v, scored=result.scored)
@@ -249,7 +244,10 @@ def render_junit(result: CiVerdicts) -> str:
                 suite, "testcase", name=_clean(failure.path), classname="load", time="0.000"
             )
             error = ET.SubElement(
-                case, "error", type="load-failure", message=_clean(_first(failure.error))
+                case,
+                "error",
+                type="load-failure",
+                message=_clean(first_line(failure.error) or "failed to load"),
             )
             error.text = _clean(failure.error)
         out = ET.SubElement(suite, "system-out")
@@ -257,8 +255,3 @@ def render_junit(result: CiVerdicts) -> str:
         ET.SubElement(suite, "system-err")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
-
-
-def _first(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0][:300] if lines else "failed to load"

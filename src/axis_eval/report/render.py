@@ -7,7 +7,7 @@ from typing import Any
 from axis_eval.planning.models import Plan
 from axis_eval.report.ci import CiVerdicts, PairVerdict
 from axis_eval.report.models import PairDiff, PairEntry, ReportDiff, ReportManifest
-from axis_eval.runs.aggregate import describe_reliability
+from axis_eval.runs.aggregate import describe_reliability, pair_duration_ms
 from axis_eval.runs.aggregate import diff_reports as diff_reports  # for the CLI
 from axis_eval.transcript.sparse_index import format_ms
 
@@ -293,14 +293,10 @@ def _run_cells(entry: PairEntry, scored: bool) -> list[str]:
     return [runs, reliability]
 
 
-def _baseline_cells(v: PairVerdict, result: CiVerdicts) -> list[str]:
+def _baseline_cells(v: PairVerdict) -> list[str]:
     entry = v.comparison
     if entry is None:
-        new = result.comparison is not None and any(
-            (r.scenario_key, r.agent_name) == (v.pair.scenario_key, v.pair.agent_name)
-            for r in result.comparison.new
-        )
-        return ["-", "new" if new else "-"]
+        return ["-", "new" if v.new else "-"]
     delta = "-" if entry.delta is None else f"{entry.delta:+g}"
     verdict = entry.verdict + (" +reliability" if entry.reliability.regressed else "")
     if entry.regressed:
@@ -352,8 +348,8 @@ def render_run_summary(result: CiVerdicts) -> str:
             *_run_cells(e, result.scored),
         ]
         if compared:
-            row += _baseline_cells(v, result)
-        row.append(format_ms(sum(r.duration_ms for r in e.runs) or e.duration_ms))
+            row += _baseline_cells(v)
+        row.append(format_ms(pair_duration_ms(e)))
         rows.append(row)
     table = _table(headers, rows)
     lines += table[:2]

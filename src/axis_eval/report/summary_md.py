@@ -56,14 +56,10 @@ def pass_at_k_cell(v: PairVerdict) -> str:
     return f"{rates.pass_at_k[-1]:.2f} (k={rates.n})"
 
 
-def _delta_cells(v: PairVerdict, result: CiVerdicts) -> list[str]:
+def _delta_cells(v: PairVerdict) -> list[str]:
     entry = v.comparison
     if entry is None:
-        new = result.comparison is not None and any(
-            r.scenario_key == v.pair.scenario_key and r.agent_name == v.pair.agent_name
-            for r in result.comparison.new
-        )
-        return ["-", "new" if new else "-"]
+        return ["-", "new" if v.new else "-"]
     delta = "-" if entry.delta is None else f"{entry.delta:+g}"
     verdict: str = entry.verdict
     if entry.reliability.regressed:
@@ -127,7 +123,7 @@ def render_summary_md(result: CiVerdicts) -> str:
         if repeated:
             cells.append(pass_at_k_cell(v))
         if compared:
-            cells += _delta_cells(v, result)
+            cells += _delta_cells(v)
         lines.append(_row(cells))
     problems = [v for v in result.pairs if v.reasons]
     if problems:

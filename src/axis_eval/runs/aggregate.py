@@ -49,6 +49,11 @@ def composite(run: RunEntry) -> float | None:
     return None if score.axis_score is None else float(score.axis_score)
 
 
+def pair_duration_ms(pair: PairEntry) -> int:
+    """Milliseconds every run of the pair took (a repeated pair's runs add up)."""
+    return sum(r.duration_ms for r in pair.runs) or pair.duration_ms
+
+
 def round_half_up(value: float) -> int:
     """Round as the scores are rounded (85.5 → 86), not to even."""
     return math.floor(value + 0.5)
