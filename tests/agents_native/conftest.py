@@ -16,11 +16,12 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 from axis_eval.adapters import install
+from system_parts import not_run
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -47,13 +48,9 @@ def agents_dir() -> Iterator[Path]:
         os.environ["AXIS_AGENTS_DIR"] = old
 
 
-def unavailable(reason: str) -> None:
+def unavailable(reason: str) -> NoReturn:
     """Skip loudly, or fail under CI=true."""
-    message = f"!!! REAL-AGENT TEST NOT RUN: {reason}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    print(message, file=sys.stderr)
-    pytest.skip(message)
+    not_run("REAL-AGENT TEST", reason)
 
 
 _INSTALL_FAILED: dict[str, str] = {}

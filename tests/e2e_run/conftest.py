@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,6 +178,12 @@ def wait_dead(pids: list[int], timeout: float = 5.0) -> None:
 
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text())
+
+
+def launches(e2e_dir: Path) -> Counter[str]:
+    """Lines the logging test agents appended to ``$E2E_DIR/exec.log``: one per launch."""
+    log = e2e_dir / "exec.log"
+    return Counter(log.read_text().splitlines() if log.exists() else [])
 
 
 def report_dirs(root: Path) -> list[Path]:

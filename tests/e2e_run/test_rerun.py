@@ -9,12 +9,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from axis_eval.report.models import ReportManifest
+from axis_eval.runs.store import read_manifest
 
 from .conftest import (
     AGENT,
     Procs,
     cli_env,
+    launches,
     only_report,
     read_json,
     report_dirs,
@@ -45,16 +46,6 @@ def logging_adapter(mode: str) -> dict[str, Any]:
     }
 
 
-def executions(e2e_dir: Path) -> Counter[str]:
-    log = e2e_dir / "exec.log"
-    lines = log.read_text().splitlines() if log.exists() else []
-    return Counter(lines)
-
-
-def manifest_of(folder: Path) -> ReportManifest:
-    return ReportManifest.model_validate_json((folder / "report.json").read_bytes())
-
-
 def test_failed_reruns_exactly_the_failed_pairs(tmp_path: Path, e2e_dir: Path) -> None:
     root = write_project(
         tmp_path / "proj",
@@ -66,15 +57,15 @@ def test_failed_reruns_exactly_the_failed_pairs(tmp_path: Path, e2e_dir: Path) -
     first = run_cli(root, "--no-score", env=env)
     assert first.exit_code == 1, first.stderr
     first_id = only_report(root).name
-    assert executions(e2e_dir) == Counter({"good 1": 1, "bad 1": 1, "bad 2": 1, "bad 3": 1})
+    assert launches(e2e_dir) == Counter({"good 1": 1, "bad 1": 1, "bad 2": 1, "bad 3": 1})
 
     (e2e_dir / "fixed").touch()
     again = run_cli(root, "--no-score", "--failed", env=env)
     assert again.exit_code == 0, again.stderr
-    assert executions(e2e_dir) == Counter({"good 1": 1, "bad 1": 2, "bad 2": 2, "bad 3": 2})
+    assert launches(e2e_dir) == Counter({"good 1": 1, "bad 1": 2, "bad 2": 2, "bad 3": 2})
     new = [d for d in report_dirs(root) if d.name != first_id]
     assert len(new) == 1
-    manifest = manifest_of(new[0])
+    manifest = read_manifest(new[0])
     assert [(p.scenario_key, len(p.runs), p.status) for p in manifest.results] == [
         ("bad", 3, "completed")
     ]
@@ -85,8 +76,8 @@ def test_failed_reruns_exactly_the_failed_pairs(tmp_path: Path, e2e_dir: Path) -
     (e2e_dir / "fixed").unlink()
     third = run_cli(root, "--no-score", "--failed", first_id, env=env)
     assert third.exit_code == 1, third.stderr
-    assert executions(e2e_dir)["good 1"] == 1
-    assert executions(e2e_dir)["bad 1"] == 3
+    assert launches(e2e_dir)["good 1"] == 1
+    assert launches(e2e_dir)["bad 1"] == 3
 
 
 def test_failed_with_nothing_to_retry_exits_0(tmp_path: Path, e2e_dir: Path) -> None:
@@ -102,7 +93,7 @@ def test_failed_with_nothing_to_retry_exits_0(tmp_path: Path, e2e_dir: Path) -> 
     done = run_cli(root, "--no-score", "--failed", env=env)
     assert done.exit_code == 0
     assert f"No failed jobs in report {report_id}. Nothing to retry." in done.stderr
-    assert executions(e2e_dir) == Counter({"good 1": 1})
+    assert launches(e2e_dir) == Counter({"good 1": 1})
     assert len(report_dirs(root)) == 1
 
 
@@ -116,7 +107,7 @@ def test_failed_with_a_selection_is_a_usage_error(tmp_path: Path, e2e_dir: Path)
     env = cli_env(E2E_DIR=str(e2e_dir))
     assert run_cli(root, "--failed", "-s", "good", env=env).exit_code == 2
     assert run_cli(root, "--resume", "latest", "-a", "logger", env=env).exit_code == 2
-    assert not executions(e2e_dir)
+    assert not launches(e2e_dir)
 
 
 def test_resume_after_sigkill_keeps_finished_jobs(
@@ -146,7 +137,7 @@ def test_resume_after_sigkill_keeps_finished_jobs(
     assert before["state"] == "running"
     finished = {p.parent.parent.name for p in folder.glob("scenarios/*/logger/result.json")}
     assert finished and len(finished) < len(keys)
-    ran_before = executions(e2e_dir)
+    ran_before = launches(e2e_dir)
 
     resumed = run_cli(root, "--no-score", "--resume", folder.name, env=env, timeout=60)
     assert resumed.exit_code == 0, resumed.stderr
@@ -157,11 +148,11 @@ def test_resume_after_sigkill_keeps_finished_jobs(
     )
     assert f"note: {note}" in resumed.stderr
     assert only_report(root) == folder
-    after = executions(e2e_dir)
+    after = launches(e2e_dir)
     for key in finished:
         assert after[f"{key} 1"] == ran_before[f"{key} 1"] == 1, (key, after)
     assert set(after) == {f"{k} 1" for k in keys}
-    manifest = manifest_of(folder)
+    manifest = read_manifest(folder)
     assert manifest.state == "finished"
     assert manifest.exit_code == 0
     assert manifest.config_hash
@@ -198,7 +189,7 @@ def test_resume_refuses_a_changed_config_unless_forced(tmp_path: Path, e2e_dir: 
     forced = run_cli(root, "--no-score", "--resume", folder.name, "--force", env=env)
     # Nothing was unfinished: the failed run is kept as it is (--failed re-runs it).
     assert forced.exit_code == 1, forced.stderr
-    assert executions(e2e_dir) == Counter({"good 1": 1, "bad 1": 1})
-    manifest = manifest_of(folder)
+    assert launches(e2e_dir) == Counter({"good 1": 1, "bad 1": 1})
+    manifest = read_manifest(folder)
     assert manifest.state == "finished"
     assert len(report_dirs(root)) == 1

@@ -16,13 +16,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from axis_eval.report.models import ReportManifest, RunResult
+from axis_eval.report.models import RunResult
+from axis_eval.runs.store import read_manifest
 from axis_eval.transcript.models import Transcript
 from axis_eval.transcript.sparse_index import build_sparse_index
 
 from .conftest import (
     Procs,
     cli_env,
+    launches,
     only_report,
     report_dirs,
     run_cli,
@@ -78,15 +80,6 @@ def project(root: Path, scenarios: dict[str, dict[str, Any]]) -> Path:
     return root
 
 
-def launches(e2e_dir: Path) -> Counter[str]:
-    log = e2e_dir / "exec.log"
-    return Counter(log.read_text().splitlines() if log.exists() else [])
-
-
-def manifest_of(folder: Path) -> ReportManifest:
-    return ReportManifest.model_validate_json((folder / "report.json").read_bytes())
-
-
 def test_resume_scores_runs_an_interrupted_no_score_run_left_unscored(
     tmp_path: Path, e2e_dir: Path, procs: Procs
 ) -> None:
@@ -101,7 +94,7 @@ def test_resume_scores_runs_an_interrupted_no_score_run_left_unscored(
     folder = only_report(root)
     axis.send_signal(signal.SIGKILL)
     axis.wait(timeout=10)
-    killed = manifest_of(folder)
+    killed = read_manifest(folder)
     assert killed.state == "running"
     saved = sorted(p.parent.name for p in folder.glob("scenarios/rep/logger/*/result.json"))
     assert saved == ["run-1", "run-2"]
@@ -115,7 +108,7 @@ def test_resume_scores_runs_an_interrupted_no_score_run_left_unscored(
     # No finished job ran again; the killed one ran once more.
     assert launches(e2e_dir) == Counter({"rep 1": 1, "rep 2": 1, "rep 3": 2})
 
-    manifest = manifest_of(folder)
+    manifest = read_manifest(folder)
     assert manifest.state == "finished" and manifest.exit_code == 0
     assert not any("not scored" in w for w in manifest.warnings)
     [pair] = manifest.results
@@ -178,7 +171,7 @@ def test_failed_reruns_only_the_pair_whose_score_was_withheld(
     first = run_cli(root, env=env, timeout=60)
     assert first.exit_code == 1, first.stderr
     first_id = only_report(root).name
-    before = {p.scenario_key: p for p in manifest_of(only_report(root)).results}
+    before = {p.scenario_key: p for p in read_manifest(only_report(root)).results}
     [bad_run] = before["bad"].runs
     assert bad_run.status == "completed"
     assert bad_run.score is not None and bad_run.score.withheld
@@ -189,7 +182,7 @@ def test_failed_reruns_only_the_pair_whose_score_was_withheld(
     assert again.exit_code == 0, again.stderr
     assert launches(e2e_dir) == Counter({"good 1": 1, "bad 1": 2})
     [new] = [d for d in report_dirs(root) if d.name != first_id]
-    manifest = manifest_of(new)
+    manifest = read_manifest(new)
     [pair] = manifest.results
     assert pair.scenario_key == "bad" and pair.status == "completed"
     assert pair.score is not None and not pair.score.withheld
@@ -209,7 +202,7 @@ def test_resume_withholds_a_kept_run_it_cannot_score(tmp_path: Path, e2e_dir: Pa
     assert launches(e2e_dir) == Counter({"good 1": 1, "bad 1": 1, "ran 1": 1})
     assert "Scoring 3 finished run(s)" in resumed.stderr
     assert resumed.exit_code == 1, resumed.stderr
-    pairs = {p.scenario_key: p for p in manifest_of(folder).results}
+    pairs = {p.scenario_key: p for p in read_manifest(folder).results}
     good = pairs["good"].runs[0].score
     assert good is not None and good.goal_achievement == 90 and pairs["good"].status == "completed"
     for key, why in (("bad", "goal answer was unusable"), ("ran", "workspace is gone")):

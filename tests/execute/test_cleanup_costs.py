@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,12 +16,14 @@ from axis_eval._util import files as util_files
 from axis_eval._util.files import atomic_write_text
 from axis_eval.execute import _procfs
 from axis_eval.execute import process as process_mod
+from axis_eval.execute import workspace as workspace_mod
 from axis_eval.execute.process import (
     ProcessSpec,
     forget_marker,
     kill_marked,
     marked_pids,
     new_run_token,
+    pidfd_child_watcher,
     run_shell,
     spawn,
 )
@@ -177,3 +181,40 @@ async def test_a_scan_skips_the_other_jobs_agents_but_still_finds_its_own(
         forget_marker(mine)
         forget_marker(other)
     assert marked_pids(other) == []
+
+
+def test_job_folders_are_private_and_skip_a_name_left_by_another_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Like mkdtemp (mode 0700, never an existing name) without a random name per job."""
+    monkeypatch.setattr(workspace_mod, "_serial", itertools.count(5))
+    leftover = tmp_path / f"axis-{os.getpid()}-5"
+    leftover.mkdir()
+    (leftover / "theirs").write_text("x")
+    dirs = create_job_dirs(str(tmp_path))
+    assert dirs.root == tmp_path / f"axis-{os.getpid()}-6"
+    assert (dirs.root.stat().st_mode & 0o777) == 0o700
+    assert [dirs.workspace.is_dir(), dirs.home.is_dir(), dirs.tmp.is_dir()] == [True] * 3
+    assert (leftover / "theirs").read_text() == "x"
+    assert dirs.remove_if_empty() and leftover.is_dir()
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ picks the pidfd watcher itself")
+def test_runs_watch_children_through_pidfds_and_restore_the_watcher() -> None:
+    """`pipeline.run` wraps the run in pidfd_child_watcher(): no waiter thread per child."""
+    policy = asyncio.get_event_loop_policy()
+    before = policy.get_child_watcher()
+
+    async def child() -> tuple[int, int]:
+        proc = await asyncio.create_subprocess_exec("sh", "-c", "sleep 0.3; exit 3")
+        await asyncio.sleep(0.1)
+        running = threading.active_count()  # while the child runs
+        return running, await proc.wait()
+
+    with pidfd_child_watcher():
+        assert isinstance(policy.get_child_watcher(), asyncio.PidfdChildWatcher)
+        threads = threading.active_count()
+        running, code = asyncio.run(child())
+    assert code == 3
+    assert running == threads, "a thread was started to wait for the child"
+    assert policy.get_child_watcher() is before

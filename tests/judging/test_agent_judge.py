@@ -7,7 +7,6 @@ without it, and failed under ``CI=true``.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from axis_eval.adapters.builtins import BUILTINS
 from axis_eval.adapters.loader import load_adapter
 from axis_eval.config.models import Judging
 from axis_eval.scoring.scorer import JudgeScorer
+from system_parts import not_run
 
 from .conftest import audit_json, goal_json, judge_tape, outcome, scenario, simple_transcript
 
@@ -26,14 +26,10 @@ FAKE_KEY = "sk-axis-judge-test-not-a-key"
 def _claude() -> Path:
     found = install.installed_binary("claude-code")
     if found is None:
-        message = (
-            "!!! AGENT-JUDGE TEST NOT RUN: claude-code is not installed under "
-            f"{install.agents_dir()} (run `make agents`)"
+        not_run(
+            "AGENT-JUDGE TEST",
+            f"claude-code is not installed under {install.agents_dir()} (run `make agents`)",
         )
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        print(message, file=sys.stderr)
-        pytest.skip(message)
     return found
 
 

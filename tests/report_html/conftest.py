@@ -59,6 +59,8 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import pytest
 
+from system_parts import not_run
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Route
 
@@ -99,11 +101,7 @@ QUIET_FLAGS = (
 
 def unavailable(reason: str) -> NoReturn:
     """Skip loudly, or fail under CI=true."""
-    message = f"!!! HTML REPORT BROWSER TEST NOT RUN: {reason}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    print(message, file=sys.stderr)
-    pytest.skip(message)
+    not_run("HTML REPORT BROWSER TEST", reason)
 
 
 def find_chromium() -> str | None:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import axis_eval
-from axis_eval.report.models import ReportManifest, RunResult
+from axis_eval.report.models import RunResult
 from axis_eval.runs.aggregate import composite
+from axis_eval.runs.store import read_manifest
 from axis_eval.scoring.composite import score_from_verdicts
 from axis_eval.scoring.models import JudgeVerdicts
 from axis_eval.transcript.models import Transcript
@@ -226,7 +227,7 @@ def test_a_synthetic_report_reads_back_with_the_real_code(synthetic: Path) -> No
 
 def test_synthetic_files_agree_with_each_other(synthetic: Path) -> None:
     """transcript → sparse index → verdicts → score: recomputed from disk, equal to the saved."""
-    manifest = ReportManifest.model_validate_json((synthetic / "report.json").read_bytes())
+    manifest = read_manifest(synthetic)
     scored = 0
     for pair in manifest.results:
         for run in pair.runs:
@@ -267,7 +268,7 @@ def test_tool_outputs_range_from_hundreds_of_bytes_to_kibibytes(synthetic: Path)
 def test_every_pair_with_a_scored_run_has_the_median_run_as_representative(
     synthetic: Path,
 ) -> None:
-    manifest = ReportManifest.model_validate_json((synthetic / "report.json").read_bytes())
+    manifest = read_manifest(synthetic)
     spread_seen = False
     for pair in manifest.results:
         assert pair.run_count == len(pair.runs) == 3

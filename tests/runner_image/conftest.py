@@ -19,9 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
+
+from system_parts import not_run
 
 REPO = Path(__file__).resolve().parents[2]
 TAG = "axis-eval/ax-task-runner:test"
@@ -39,13 +41,9 @@ def _load_build() -> ModuleType:
 build = _load_build()
 
 
-def unavailable(reason: str) -> None:
+def unavailable(reason: str) -> NoReturn:
     """Skip loudly, or fail under CI=true."""
-    message = f"!!! DOCKER IMAGE TEST NOT RUN: {reason}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    print(message, file=sys.stderr)
-    pytest.skip(message)
+    not_run("DOCKER IMAGE TEST", reason)
 
 
 def host_network_state() -> dict[str, str]:
