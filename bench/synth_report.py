@@ -30,17 +30,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from axis_eval._types import CATEGORIES, ErrorKind, JobStatus, TokenUsage
 from axis_eval.config.load import load_config
 from axis_eval.execute.models import CollectedArtifact, JobOutcome
 from axis_eval.planning.matrix import Selection, plan
 from axis_eval.planning.models import JobSpec
-from axis_eval.report.models import ErrorKind, JobStatus, TokenUsage
 from axis_eval.runs.aggregate import PassGate
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
 from axis_eval.runs.writer import ReportWriter
 from axis_eval.scoring.composite import score_from_verdicts
 from axis_eval.scoring.models import (
-    CATEGORIES,
     CheckVerdict,
     InteractionAudit,
     JudgeSpend,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from axis_eval.config.load import load_config as load_config
     from axis_eval.config.models import Config as Config
     from axis_eval.config.models import LoadedConfig as LoadedConfig
-    from axis_eval.config.scaffold import init_project as init_project
+    from axis_eval.scaffold import init_project as init_project
     from axis_eval.config.scenario import Scenario as Scenario
     from axis_eval.errors import AxisError as AxisError
     from axis_eval.errors import ConfigError as ConfigError
@@ -51,7 +51,7 @@ _EXPORTS = {
     "Selection": "axis_eval.planning.matrix",
     "UsageError": "axis_eval.errors",
     "find_config": "axis_eval.config.load",
-    "init_project": "axis_eval.config.scaffold",
+    "init_project": "axis_eval.scaffold",
     "list_reports": "axis_eval.runs.store",
     "load_config": "axis_eval.config.load",
     "plan": "axis_eval.planning.matrix",

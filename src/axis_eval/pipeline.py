@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from axis_eval._types import ErrorKind
 from axis_eval._util.redact import Redactor, looks_secret, mcp_secret_values
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.adapters.loader import AdapterLoadError, load_adapter
@@ -37,7 +38,7 @@ from axis_eval.execute.workspace import PASSTHROUGH, missing_env
 from axis_eval.planning.matrix import Selection, plan
 from axis_eval.planning.models import AgentSpec, JobSpec, Plan
 from axis_eval.progress import Display, NullDisplay
-from axis_eval.report.models import ErrorKind, ReportManifest, RunEntry
+from axis_eval.report.models import ReportManifest, RunEntry
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.aggregate import PassGate
 from axis_eval.runs.store import ReportStore, new_report_id, report_folder, reports_root

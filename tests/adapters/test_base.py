@@ -15,7 +15,7 @@ from axis_eval.adapters import (
     create_agent_adapter,
 )
 from axis_eval.adapters.base import AdapterConfigError
-from axis_eval.transcript.builder import TranscriptBuilder
+from axis_eval.adapters.transcript_builder import TranscriptBuilder
 
 
 def _good(**overrides: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from axis_eval._types import ErrorKind, TokenUsage
 from axis_eval.adapters.base import (
     AdapterInput,
     AdapterResult,
@@ -30,7 +31,6 @@ from axis_eval.adapters.runner import (
     time_limit_message,
 )
 from axis_eval.execute.process import marked_pids
-from axis_eval.report.models import ErrorKind, TokenUsage
 
 from .conftest import PY, MakeInput, agent_argv, new_control
 

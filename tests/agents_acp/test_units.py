@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from axis_eval._types import TokenUsage
 from axis_eval.adapters._acp_transcript import AcpTranscript, content_text, prompt_usage
 from axis_eval.adapters.acp import AcpAdapter, builtin_acp_adapter, create_acp_adapter
 from axis_eval.adapters.base import AdapterConfigError, AdapterInput
 from axis_eval.adapters.builtins import BUILTINS
 from axis_eval.adapters.loader import load_adapter
+from axis_eval.adapters.transcript_builder import TranscriptBuilder
 from axis_eval.errors import PreflightError
 from axis_eval.execute.process import ProcessSpec, new_run_token, spawn
 from axis_eval.planning.models import AgentSpec
-from axis_eval.report.models import TokenUsage
-from axis_eval.transcript.builder import TranscriptBuilder
 
 from .conftest import REPO
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
+from axis_eval._types import TokenUsage
 from axis_eval.adapters import _native, claude_code, codex, gemini, mcp_files, prices, skills
 from axis_eval.adapters.base import AdapterInput, AdapterResult, ResultContext, StreamContext
 from axis_eval.adapters.builtins import BUILTINS
 from axis_eval.adapters.loader import AdapterLoadError, load_builtin
+from axis_eval.adapters.transcript_builder import TranscriptBuilder
 from axis_eval.config.actions import McpHttpServer, McpStdioServer
 from axis_eval.planning.models import AgentSpec
-from axis_eval.report.models import TokenUsage
-from axis_eval.transcript.builder import TranscriptBuilder
 
 
 def _feed(module: Any, state: Any, events: list[dict[str, Any]], exit_code: int = 0) -> Any:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from axis_eval._types import TokenUsage
 from axis_eval.adapters import install, prices
-from axis_eval.report.models import TokenUsage
 from axis_model_server import ScriptedModelServer, parse_tape
 
 from .conftest import CODEX_MODEL, TRAP_VARS, axis_run, parent_env, shell_tape, write_project

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from axis_eval.config.load import load_config
-from axis_eval.config.scaffold import SAMPLE_SCENARIO, init_project
+from axis_eval.scaffold import SAMPLE_SCENARIO, init_project
 from axis_eval.errors import EXIT_USAGE, UsageError
 from axis_eval.planning.matrix import plan
 

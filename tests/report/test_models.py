@@ -7,6 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from axis_eval._types import TokenUsage
 from axis_eval.errors import EXIT_FAILED, EXIT_OK
 from axis_eval.report.models import (
     SCHEMA_VERSION,
@@ -14,7 +15,6 @@ from axis_eval.report.models import (
     ReportManifest,
     RunEntry,
     Summary,
-    TokenUsage,
     ToolInfo,
 )
 from axis_eval.report.outcome import exit_code_for

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
+from axis_eval._types import TokenUsage
 from axis_eval._util.redact import MASK, Redactor
 from axis_eval.config.load import load_config
 from axis_eval.config.models import LoadedConfig
 from axis_eval.execute.models import CollectedArtifact, JobOutcome
 from axis_eval.planning.matrix import Selection, plan
 from axis_eval.planning.models import JobSpec, Plan
-from axis_eval.report.models import ReportManifest, RunResult, TokenUsage
+from axis_eval.report.models import ReportManifest, RunResult
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
 from axis_eval.runs.writer import ReportWriter, store_score

@@ -8,13 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from axis_eval.scoring.calibration import (
-    DEFAULT_CALIBRATION,
-    calibrate,
-    calibrate_category,
-    phi,
-    round_half_up,
-)
+from axis_eval._types import round_half_up
+from axis_eval.scoring.calibration import DEFAULT_CALIBRATION, calibrate, calibrate_category, phi
 from axis_eval.scoring.models import CalibrationConfig, CurveParams
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from axis_eval.report.models import OutputModel, PairEntry, RunEntry
+from axis_eval._types import OutputModel
+from axis_eval.report.models import PairEntry, RunEntry
 from axis_eval.scoring.models import (
     CategoryScore,
     CheckVerdict,
@@ -13,7 +14,6 @@ from axis_eval.scoring.models import (
     JudgeVerdicts,
     NecessityVerdict,
     ScoreResult,
-    ScoringModel,
 )
 
 
@@ -28,8 +28,10 @@ def full(value: int = 80, **kw: object) -> ScoreResult:
     )
 
 
-def test_same_settings_as_output_model() -> None:
-    assert ScoringModel.model_config == OutputModel.model_config
+def test_scoring_formats_share_the_one_file_format_base() -> None:
+    for model in (CategoryScore, CheckVerdict, InteractionAudit, JudgeVerdicts, ScoreResult):
+        assert issubclass(model, OutputModel)
+        assert model.model_config == OutputModel.model_config
 
 
 def test_check_scores_round_half_up_and_stay_in_range() -> None:

@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from axis_eval._types import TokenUsage
     from axis_eval.adapters.acp import create_acp_adapter
     from axis_eval.adapters.base import (
         AdapterInput,
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
         StreamContext,
         create_agent_adapter,
     )
-    from axis_eval.report.models import TokenUsage
 
 _EXPORTS = {
     "AdapterInput": "axis_eval.adapters.base",

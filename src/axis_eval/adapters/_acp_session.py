@@ -23,6 +23,7 @@ import acp
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 from pydantic import ValidationError
 
+from axis_eval._types import ErrorKind, TokenUsage
 from axis_eval._version import __version__
 from axis_eval.adapters import prices
 from axis_eval.adapters._acp_client import AcpClient, StdioTransport, acp_mcp_servers
@@ -34,9 +35,8 @@ from axis_eval.adapters.runner import (
     RunControl,
     time_limit_message,
 )
+from axis_eval.adapters.transcript_builder import TranscriptBuilder
 from axis_eval.execute.process import AgentProcess, ProcessSpec, SpawnFailed, spawn
-from axis_eval.report.models import ErrorKind, TokenUsage
-from axis_eval.transcript.builder import TranscriptBuilder
 from axis_eval.transcript.models import Transcript
 
 if TYPE_CHECKING:

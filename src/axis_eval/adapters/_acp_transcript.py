@@ -11,9 +11,9 @@ import json
 import math
 from typing import Any
 
+from axis_eval._types import TokenUsage
 from axis_eval.adapters.base import CHARS_PER_TOKEN
-from axis_eval.report.models import TokenUsage
-from axis_eval.transcript.builder import TranscriptBuilder
+from axis_eval.adapters.transcript_builder import TranscriptBuilder
 from axis_eval.transcript.models import ToolCall
 
 __all__ = ["AcpTranscript", "content_text", "model_usage", "prompt_usage"]

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from axis_eval._types import TokenUsage
 from axis_eval.adapters import install
 from axis_eval.adapters.base import AdapterConfigError, AdapterInput
 from axis_eval.adapters.builtins import BuiltinAgent
-from axis_eval.report.models import TokenUsage
 
 __all__ = [
     "NativeCli",

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from axis_eval._types import TokenUsage
 from axis_eval.adapters._acp_session import STOP_REASON_ERRORS, acp_mcp_servers, run_acp_session
 from axis_eval.adapters.base import (
     AdapterConfigError,
@@ -26,7 +27,6 @@ from axis_eval.adapters.base import (
 )
 from axis_eval.adapters.builtins import BuiltinAgent
 from axis_eval.adapters.runner import AgentOutput, RunControl
-from axis_eval.report.models import TokenUsage
 
 __all__ = [
     "STOP_REASON_ERRORS",

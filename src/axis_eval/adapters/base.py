@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
+from axis_eval._types import TokenUsage
+from axis_eval.adapters.transcript_builder import TranscriptBuilder
 from axis_eval.config.actions import McpServer
 from axis_eval.errors import EXIT_USAGE, AxisError
 from axis_eval.planning.models import AgentSpec
-from axis_eval.report.models import TokenUsage
-from axis_eval.transcript.builder import TranscriptBuilder
 
 __all__ = [
     "CHARS_PER_TOKEN",

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from axis_eval._types import TokenUsage
 from axis_eval.adapters import _native, mcp_files, skills
 from axis_eval.adapters.base import (
     AdapterInput,
@@ -25,7 +26,6 @@ from axis_eval.adapters.base import (
     create_agent_adapter,
 )
 from axis_eval.adapters.builtins import BuiltinAgent
-from axis_eval.report.models import TokenUsage
 
 __all__ = ["CLAUDE_ENV", "PERMISSION_FLAGS", "adapter_for", "on_line"]
 

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from axis_eval._types import TokenUsage
 from axis_eval._util.files import atomic_write_text
 from axis_eval.adapters import _native, mcp_files, prices, skills
 from axis_eval.adapters.base import (
@@ -32,7 +33,6 @@ from axis_eval.adapters.base import (
 )
 from axis_eval.adapters.builtins import BuiltinAgent
 from axis_eval.adapters.mcp_files import toml_string
-from axis_eval.report.models import TokenUsage
 
 __all__ = ["API_KEY_ENV", "DEFAULT_MODEL", "SANDBOX_FLAGS", "adapter_for", "config_toml", "on_line"]
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from axis_eval._types import TokenUsage
 from axis_eval.adapters.base import (
     AdapterConfigError,
     AdapterInput,
@@ -23,7 +24,6 @@ from axis_eval.adapters.base import (
     create_agent_adapter,
 )
 from axis_eval.config.models import DeclarativeAdapter
-from axis_eval.report.models import TokenUsage
 
 __all__ = ["EVENT_TYPES", "declarative_adapter"]
 

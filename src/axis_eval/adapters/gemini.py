@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from axis_eval._types import TokenUsage
 from axis_eval._util.files import atomic_write_text
 from axis_eval.adapters import _native, mcp_files, prices, skills
 from axis_eval.adapters.base import (
@@ -33,7 +34,6 @@ from axis_eval.adapters.base import (
     create_agent_adapter,
 )
 from axis_eval.adapters.builtins import BuiltinAgent
-from axis_eval.report.models import TokenUsage
 
 __all__ = ["APPROVAL_FLAGS", "adapter_for", "on_line", "settings_for"]
 

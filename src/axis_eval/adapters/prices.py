@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from axis_eval.report.models import TokenUsage
+from axis_eval._types import TokenUsage
 
 __all__ = ["PRICES", "Price", "estimate_cost", "normalize_model", "price_for"]
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from axis_eval._types import ErrorKind, TokenUsage
 from axis_eval.adapters.base import (
     AdapterConfigError,
     AdapterInput,
@@ -31,9 +32,8 @@ from axis_eval.adapters.base import (
     StreamContext,
     resolve_argv_prefix,
 )
+from axis_eval.adapters.transcript_builder import TranscriptBuilder
 from axis_eval.execute.process import AgentProcess, ProcessSpec, SpawnFailed, spawn
-from axis_eval.report.models import ErrorKind, TokenUsage
-from axis_eval.transcript.builder import TranscriptBuilder
 from axis_eval.transcript.models import Transcript
 
 __all__ = [

@@ -13,9 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from axis_eval._types import round_half_up
 from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.progress import JobView, Phase
-from axis_eval.runs.aggregate import pick_representative, round_half_up
+from axis_eval.runs.aggregate import pick_representative
 from axis_eval.scoring.models import ScoreResult
 
 ICONS = {

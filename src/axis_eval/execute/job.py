@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from axis_eval._types import ErrorKind
 from axis_eval.adapters.base import AdapterInput, AgentAdapter
 from axis_eval.adapters.runner import AgentOutput, RunControl, run_adapter
 from axis_eval.execute.artifacts import collect_artifacts
@@ -22,7 +23,6 @@ from axis_eval.execute.process import forget_marker, kill_marked
 from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs, lifecycle_env
 from axis_eval.planning.models import JobSpec
 from axis_eval.progress import Phase
-from axis_eval.report.models import ErrorKind
 from axis_eval.scoring.models import ScoreResult
 
 

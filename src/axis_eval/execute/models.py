@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from axis_eval._types import ErrorKind, JobStatus, OutputModel
 from axis_eval._util.defaults import empty_list
 from axis_eval.planning.models import JobSpec
-from axis_eval.report.models import ErrorKind, JobStatus, OutputModel
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
 from axis_eval.transcript.models import Transcript
 

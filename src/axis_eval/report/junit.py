@@ -20,18 +20,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from axis_eval._types import DIMENSIONS, camel
 from axis_eval.report.ci import CiVerdicts, PairVerdict, first_line, strip_ansi
 from axis_eval.report.models import ReportManifest
 from axis_eval.runs.aggregate import describe_reliability, pair_duration_ms
 
 _INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """Characters XML 1.0 cannot carry (an agent's stderr can hold terminal escapes)."""
-DIMENSIONS = (
-    ("goalAchievement", "goal_achievement"),
-    ("environment", "environment"),
-    ("service", "service"),
-    ("agent", "agent"),
-)
 
 
 def _clean(text: str) -> str:
@@ -82,9 +77,9 @@ def _suite_properties(
     average = _mean([float(v.composite) for v in group if v.composite is not None])
     if average is not None:
         props.append(("axis.score.composite", average))
-        for camel, attr in DIMENSIONS:
+        for attr in DIMENSIONS:
             values = [float(v) for s in scores if s is not None and (v := getattr(s, attr))]
-            props.append((f"axis.score.{camel}", _mean(values) or "-"))
+            props.append((f"axis.score.{camel(attr)}", _mean(values) or "-"))
     succeeded = sum(v.pair.reliability.succeeded for v in group if v.pair.reliability)
     total = sum(v.pair.reliability.total for v in group if v.pair.reliability)
     props.append(("axis.reliability", f"{succeeded}/{total}"))

@@ -9,54 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
+from axis_eval._types import ErrorKind, JobStatus, OutputModel, ReportState, TokenUsage
 from axis_eval._util.defaults import empty_list
 from axis_eval.scoring.models import ScoreResult
 
 SCHEMA_VERSION = 1
 AXIS_MANIFEST_VERSION = "0.1.0"
-
-JobStatus = Literal["completed", "failed", "cancelled"]
-"""``cancelled`` means unfinished: a later resume runs it again."""
-
-ErrorKind = Literal[
-    "setup", "spawn", "timeout", "token_limit", "run_limit", "agent", "cancelled", "internal"
-]
-
-
-class OutputModel(BaseModel):
-    """Base of every file axis-eval writes: strict, camelCase on disk, documented."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=True,
-        serialize_by_alias=True,
-    )
-
-
-class TokenUsage(OutputModel):
-    """Tokens spent: input, output, and input served from cache."""
-
-    input: int = 0
-    output: int = 0
-    cache_read_input: int = 0
-    cache_write_input: int = 0
-
-    @property
-    def total(self) -> int:
-        """Input + output + cache reads, as AXIS counts them."""
-        return self.input + self.output + self.cache_read_input
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            input=self.input + other.input,
-            output=self.output + other.output,
-            cache_read_input=self.cache_read_input + other.cache_read_input,
-            cache_write_input=self.cache_write_input + other.cache_write_input,
-        )
 
 
 class ArtifactEntry(OutputModel):
@@ -239,7 +199,7 @@ class ReportManifest(OutputModel):
     tool: ToolInfo
     report_id: str
     name: str | None = None
-    state: Literal["running", "finished", "interrupted"] = "running"
+    state: ReportState = "running"
     """``running`` while jobs are under way; unfinished runs are recorded as cancelled."""
     started_at: str
     timestamp: str

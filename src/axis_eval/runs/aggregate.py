@@ -12,10 +12,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from axis_eval._types import SCORES, JobStatus, camel
 from axis_eval.report.models import (
     RESULT_FILE,
     DimensionDelta,
-    JobStatus,
     PairDiff,
     PairEntry,
     PassRates,
@@ -29,8 +29,6 @@ from axis_eval.report.models import (
 )
 
 DEFAULT_PASS_SCORE = 75
-DIMENSIONS = ("axis_score", "goal_achievement", "environment", "service", "agent")
-"""The composite and the four dimensions, as ScoreResult names them."""
 
 
 @dataclass(frozen=True)
@@ -52,11 +50,6 @@ def composite(run: RunEntry) -> float | None:
 def pair_duration_ms(pair: PairEntry) -> int:
     """Milliseconds every run of the pair took (a repeated pair's runs add up)."""
     return sum(r.duration_ms for r in pair.runs) or pair.duration_ms
-
-
-def round_half_up(value: float) -> int:
-    """Round as the scores are rounded (85.5 → 86), not to even."""
-    return math.floor(value + 0.5)
 
 
 def pick_representative(composites: Mapping[int, float]) -> int | None:
@@ -284,21 +277,16 @@ def _headline(entry: PairEntry, name: str) -> int | None:
     return score.dimension(name)
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
 def diff_pair(a: PairEntry, b: PairEntry) -> PairDiff:
     """The headline deltas of one pair, each judged against report A's noise for that score."""
     deltas: list[DimensionDelta] = []
-    for name in DIMENSIONS:
+    for name in SCORES:
         before, after = _headline(a, name), _headline(b, name)
         band = noise_band(_dimension_stdev(a, name))
         delta = None if before is None or after is None else after - before
         deltas.append(
             DimensionDelta(
-                name=_camel(name),
+                name=camel(name),
                 a=before,
                 b=after,
                 delta=delta,

@@ -21,9 +21,6 @@ from axis_eval.report.models import Reliability
 Verdict = Literal["improved", "regressed", "unchanged", "unscored"]
 """``unscored``: the pair ran but no run of it scored now (see its reliability)."""
 
-DIMENSIONS: tuple[str, ...] = ("goal_achievement", "environment", "service", "agent")
-"""The four dimensions, in display order (Goal, Env., Svc., Agent)."""
-
 
 class BaselineModel(BaseModel):
     """camelCase on disk like every axis-eval file; unknown fields are ignored on read, so

@@ -27,12 +27,12 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from axis_eval._types import DIMENSIONS, camel
 from axis_eval._util.files import atomic_write_text
 from axis_eval.errors import AxisError
 from axis_eval.report.models import PairEntry, Reliability, ReportManifest
 from axis_eval.runs.aggregate import composite, noise_band, reliability
 from axis_eval.runs.baseline_models import (
-    DIMENSIONS,
     Baseline,
     BaselineComparison,
     BaselineEntry,
@@ -283,7 +283,7 @@ def _compare_pair(entry: BaselineEntry, pair: PairEntry) -> ComparisonEntry:
     for dim in DIMENSIONS:
         before = float(getattr(entry, dim))
         now = None if score is None else score.dimension(dim)
-        categories[_camel(dim)] = DimensionDelta(
+        categories[camel(dim)] = DimensionDelta(
             baseline=before,
             current=now,
             delta=None if now is None else round(now - before, 2),
@@ -313,11 +313,6 @@ def _compare_pair(entry: BaselineEntry, pair: PairEntry) -> ComparisonEntry:
         p_value=p_value,
         p_value_method=method,
     )
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
 
 
 def _midranks(values: Sequence[float]) -> list[float]:

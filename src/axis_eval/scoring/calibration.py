@@ -1,4 +1,4 @@
-"""The S-curve that maps a category's raw score to 0–100, and half-up rounding.
+"""The S-curve that maps a category's raw score to 0–100, rounded half up.
 
 ``score = round(100 · Φ((ln r − ln m) / s))`` with Φ the standard normal CDF, r the raw
 score in [0, 1], m the category's median (the raw score that maps to 50) and s the spread.
@@ -10,27 +10,11 @@ from __future__ import annotations
 
 import math
 
-from axis_eval.scoring.models import CalibrationConfig, Category, CurveParams
+from axis_eval._types import Category, round_half_up
+from axis_eval.scoring.models import CalibrationConfig, CurveParams
 
 DEFAULT_CALIBRATION = CalibrationConfig()
 """environment m 0.75, service m 0.65, agent m 0.70; s 0.5 for all."""
-
-_NOISE_DIGITS = 9
-"""Values are rounded to this many decimals before half-up rounding, so that float noise
-(``84.49999999999999`` for an exact 84.5) does not change the result."""
-
-
-def round_half_up(value: float) -> int:
-    """Round to the nearest integer, ties toward +∞ (JavaScript's ``Math.round``).
-
-    0.5 → 1, 2.5 → 3, 84.5 → 85, −0.5 → 0, −2.5 → −2, −2.6 → −3. Float noise within
-    1e-9 of a tie counts as the tie (84.49999999999999 → 85).
-    """
-    if not math.isfinite(value):
-        raise ValueError(f"cannot round {value!r}")
-    value = round(value, _NOISE_DIGITS)
-    floor = math.floor(value)
-    return floor + 1 if value - floor >= 0.5 else floor
 
 
 def phi(z: float) -> float:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from axis_eval._types import Category
 from axis_eval._util.redact import Redactor
 from axis_eval.config.scenario import Scenario
 from axis_eval.scoring.cache import JudgeCache
@@ -24,7 +25,6 @@ from axis_eval.scoring.checks import RubricCheck
 from axis_eval.scoring.judge import Judge, JudgeFailed, JudgeRequest, SpendMeter, ask_validated
 from axis_eval.scoring.judge_api import MAX_OUTPUT_TOKENS
 from axis_eval.scoring.models import (
-    Category,
     CheckVerdict,
     InteractionAudit,
     JudgeVerdicts,

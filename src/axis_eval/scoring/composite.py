@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from axis_eval.scoring.calibration import calibrate_category, round_half_up
+from axis_eval._types import CATEGORIES, Category, round_half_up
+from axis_eval.scoring.calibration import calibrate_category
 from axis_eval.scoring.insights import insights, weakest_ids, weakest_signal
 from axis_eval.scoring.models import (
-    CATEGORIES,
     CalibrationConfig,
-    Category,
     CategoryScore,
     CheckVerdict,
     CompositeWeights,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from axis_eval.scoring.calibration import round_half_up
-from axis_eval.scoring.models import SIGNALS, Category, CategoryScore, Signal, SignalScores
+from axis_eval._types import Category, round_half_up
+from axis_eval.scoring.models import SIGNALS, CategoryScore, Signal, SignalScores
 from axis_eval.scoring.signals import InteractionSignals
 
 INSIGHT_BELOW = 75

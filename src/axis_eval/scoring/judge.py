@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from axis_eval._types import TokenUsage
 from axis_eval.config.models import Judging
 from axis_eval.errors import AxisError, ConfigError
 from axis_eval.planning.models import AgentSpec
 from axis_eval.planning.select import display_names
-from axis_eval.report.models import TokenUsage
 from axis_eval.scoring.models import JudgeSpend
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from axis_eval._types import TokenUsage
 from axis_eval.adapters.prices import estimate_cost
-from axis_eval.report.models import TokenUsage
 from axis_eval.scoring.judge import JudgeChoice, JudgeFailed, JudgeReply, JudgeRequest
 from axis_eval.scoring.retry import (
     AdaptiveLimiter,

@@ -18,18 +18,12 @@ import math
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator, model_validator
 
+from axis_eval._types import Category, OutputModel, round_half_up
 from axis_eval._util.defaults import empty_list
 
 SCORE_SCHEMA_VERSION = 1
-
-Category = Literal["environment", "service", "agent"]
-"""An interaction's category; an interaction may be in several."""
-
-CATEGORIES: tuple[Category, ...] = ("environment", "service", "agent")
-"""The categories in display order (Env, Svc, Agent)."""
 
 Signal = Literal["success", "speed", "weight", "relevance", "necessity"]
 """The five interaction signals; insights name the first minimum in this order."""
@@ -42,27 +36,7 @@ Unit = float
 """A value in [0, 1]."""
 
 
-class ScoringModel(BaseModel):
-    """Base of the scoring formats: the same settings as ``report.models.OutputModel``.
-
-    Defined here because ``report.models`` imports :class:`ScoreResult`; importing
-    ``OutputModel`` back would be an import cycle. A test keeps the two configs equal.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=True,
-        serialize_by_alias=True,
-    )
-
-
-def _round_half_up(value: float) -> int:
-    # Local copy of scoring.calibration.round_half_up: models import only models.
-    return math.floor(value + 0.5)
-
-
-class CheckVerdict(ScoringModel):
+class CheckVerdict(OutputModel):
     """One goal check (rubric item) with its score."""
 
     check: str
@@ -86,11 +60,11 @@ class CheckVerdict(ScoringModel):
     @classmethod
     def _round_fraction(cls, value: object) -> object:
         if isinstance(value, float) and math.isfinite(value):
-            return _round_half_up(value)
+            return round_half_up(value)
         return value
 
 
-class InteractionAudit(ScoringModel):
+class InteractionAudit(OutputModel):
     """A judge's audit of one interaction of the sparse index (speed is never judged)."""
 
     interaction_id: int = Field(ge=1)
@@ -104,7 +78,7 @@ class InteractionAudit(ScoringModel):
     rationale: str = ""
 
 
-class NecessityVerdict(ScoringModel):
+class NecessityVerdict(OutputModel):
     """A category's necessity judgment: were its interactions needed?"""
 
     score: Unit = Field(default=1.0, ge=0, le=1)
@@ -113,7 +87,7 @@ class NecessityVerdict(ScoringModel):
     rationale: str = ""
 
 
-class JudgeSpend(ScoringModel):
+class JudgeSpend(OutputModel):
     """What judging this run cost, kept apart from the agent's own usage."""
 
     judge: str | None = None
@@ -132,7 +106,7 @@ class JudgeSpend(ScoringModel):
     """True when the cost was computed from a price table."""
 
 
-class JudgeVerdicts(ScoringModel):
+class JudgeVerdicts(OutputModel):
     """Everything the judges said about one run: the input of ``score_from_verdicts``.
 
     Stored with the run (``verdicts.json``), so changed weights or calibration re-score
@@ -163,7 +137,7 @@ class JudgeVerdicts(ScoringModel):
         return self
 
 
-class SignalScores(ScoringModel):
+class SignalScores(OutputModel):
     """A category's five aggregated signals, each in [0, 1]."""
 
     success: Unit = Field(default=1.0, ge=0, le=1)
@@ -177,7 +151,7 @@ class SignalScores(ScoringModel):
         return float(getattr(self, signal))
 
 
-class CategoryScore(ScoringModel):
+class CategoryScore(OutputModel):
     """One of Environment, Service, Agent: calibrated score and how it came about."""
 
     score: int = Field(ge=0, le=100)
@@ -197,7 +171,7 @@ class CategoryScore(ScoringModel):
     """The interactions behind the weakest signal (lowest values first)."""
 
 
-class CurveParams(ScoringModel):
+class CurveParams(OutputModel):
     """One category's S-curve: ``Φ((ln r − ln median) / sigma)``."""
 
     median: float = Field(gt=0, lt=1)
@@ -206,7 +180,7 @@ class CurveParams(ScoringModel):
     """Spread: smaller is steeper."""
 
 
-class CalibrationConfig(ScoringModel):
+class CalibrationConfig(OutputModel):
     """The S-curves per category (defaults from the scoring tables)."""
 
     environment: CurveParams = Field(default_factory=lambda: CurveParams(median=0.75))
@@ -219,7 +193,7 @@ class CalibrationConfig(ScoringModel):
         return curve
 
 
-class CompositeWeights(ScoringModel):
+class CompositeWeights(OutputModel):
     """Weights of the four dimensions in the composite: non-negative, summing to 1 (± 0.01)."""
 
     goal_achievement: float = Field(default=0.4, ge=0)
@@ -246,7 +220,7 @@ class CompositeWeights(ScoringModel):
         return cls.model_validate(dict(value))
 
 
-class ScoreResult(ScoringModel):
+class ScoreResult(OutputModel):
     """A run's AXIS Result (``score`` in ``result.json``).
 
     When ``withheld`` is true the judge failed for good: the five scores are None and

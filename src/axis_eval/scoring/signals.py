@@ -16,14 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from axis_eval.scoring.models import (
-    SIGNALS,
-    Category,
-    InteractionAudit,
-    JudgeVerdicts,
-    Signal,
-    SignalScores,
-)
+from axis_eval._types import Category
+from axis_eval.scoring.models import SIGNALS, InteractionAudit, JudgeVerdicts, Signal, SignalScores
 from axis_eval.transcript.sparse_index import Interaction, SparseIndex
 
 SIGNAL_WEIGHTS: dict[Category, dict[Signal, float]] = {

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from axis_eval.scoring.models import Category
+from axis_eval._types import Category
 
 AGENT_TOOLS = frozenset(
     {

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from axis_eval._types import OutputModel, TokenUsage
 from axis_eval._util.defaults import empty_list
-from axis_eval.report.models import OutputModel, TokenUsage
 
 TRANSCRIPT_SCHEMA_VERSION = 1
 

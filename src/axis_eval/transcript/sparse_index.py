@@ -29,9 +29,8 @@ from typing import Any
 
 from pydantic import Field
 
+from axis_eval._types import CATEGORIES, Category, OutputModel
 from axis_eval._util.defaults import empty_list
-from axis_eval.report.models import OutputModel
-from axis_eval.scoring.models import CATEGORIES, Category
 from axis_eval.transcript.categories import categorize, is_title, normalize_tool_name
 from axis_eval.transcript.models import Entry, ToolCall, Transcript
 

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from pydantic import ValidationError
 
+from axis_eval._types import SCORES, camel
 from axis_eval.report.html import _svg
 from axis_eval.report.models import (
     RESULT_FILE,
@@ -54,8 +55,6 @@ RUN_FILES = (
 """Files of a run folder the page links to when present."""
 
 TIERS = {1.0: "excellent", 0.9: "good", 0.8: "fair", 0.6: "slow", 0.4: "very slow"}
-DIMENSIONS = ("axisScore", "goalAchievement", "environment", "service", "agent")
-_FIELDS = ("axis_score", "goal_achievement", "environment", "service", "agent")
 
 
 def href(link_root: str, relative: str) -> str:
@@ -76,7 +75,7 @@ def scores(score: ScoreResult | None) -> dict[str, int | None] | None:
     """The composite and four dimensions by their camelCase names; None when unscored."""
     if score is None or score.withheld:
         return None
-    return {name: getattr(score, field) for name, field in zip(DIMENSIONS, _FIELDS, strict=True)}
+    return {camel(name): getattr(score, name) for name in SCORES}
 
 
 def read_transcript(folder: Path, run: RunEntry) -> Transcript | None:

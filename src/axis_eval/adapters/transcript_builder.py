@@ -1,4 +1,8 @@
-"""Build a :class:`Transcript` as an agent's events arrive; adapters talk only to this."""
+"""Build a :class:`Transcript` as an agent's events arrive: adapters talk only to this.
+
+It lives with the adapters (not in ``transcript/``) because the adapters are its only
+writers; ``transcript/`` holds the format and what is derived from a finished transcript.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from axis_eval.report.models import TokenUsage
+from axis_eval._types import TokenUsage
 from axis_eval.transcript.models import Entry, EntryType, ToolCall, Transcript
 
 
