@@ -38,8 +38,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy src
 
+# Every core: tests are process-isolated (own folders, ports from the OS, markers per run);
+# the Docker image tests share one private dockerd, so they keep to one worker (xdist_group).
+PYTEST_WORKERS ?= auto
 pytest: $(STAMP) agents
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: system-deps lint typecheck pytest
 
