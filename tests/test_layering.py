@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1] / "src"
 SRC = ROOT / "axis_eval"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_types", "_util", "errors", "_version"),  # the foundation: imports no stage
+    ("_types", "_util", "errors", "_version", "files", "redact"),  # the foundation: no stage
     ("config",),
     ("adapters",),  # below planning and execute: adapters describe, execute runs
     ("planning", "progress"),
@@ -48,7 +48,7 @@ FORMATS = {
 }
 """The file formats and the job's serializable spec and outcome."""
 
-SPAWNERS = {"axis_eval.execute.process.spawn", "axis_eval._util.processes"}
+SPAWNERS = {"axis_eval.execute.process.spawning", "axis_eval._util.processes"}
 """The only modules that may import ``subprocess``."""
 
 

@@ -70,15 +70,15 @@ def test_a_plain_run_loads_only_what_it_uses(tmp_path: Path) -> None:
 
 RUN_VIA_MAIN = """
 import atexit, gc, json, sys
-from axis_eval.cli import main as cli_main
+from axis_eval.cli import import_gc, main as cli_main
 seen = {}
-original = cli_main._imports_done
+original = import_gc.imports_done
 def spy():
     seen["during_imports"] = gc.get_threshold()
     original()
     seen["after_imports"] = gc.get_threshold()
     seen["frozen"] = gc.get_freeze_count()
-cli_main._imports_done = spy
+import_gc.imports_done = spy
 atexit.register(lambda: print(json.dumps({**seen, "before": BEFORE})))
 sys.argv = ["axis", "run", "--no-score"]
 cli_main.main()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -27,8 +26,6 @@ __all__ = ["GoalOutcome", "GoalStatus", "goal_prompt", "run_goal"]
 
 GoalStatus = Literal["completed", "failed", "timed_out", "skipped", "cancelled"]
 _GRACE_S = 2.0
-_MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-_PY_FILE = re.compile(r"^(?P<file>.+\.py)(?::(?P<attr>[A-Za-z_]\w*))?$")
 
 
 @dataclass(frozen=True)
@@ -53,23 +50,19 @@ def _load_adapter(name: str) -> Any:
     """The adapter for ``name`` (blocking: imports and a binary look-up)."""
     from axis_eval.adapters.builtins import BUILTINS
     from axis_eval.adapters.loader import load_adapter
-    from axis_eval.adapters.registry import CustomAdapterRef
+    from axis_eval.adapters.registry import python_ref
 
     if name in BUILTINS:
         return load_adapter(BUILTINS[name])
-    found = _PY_FILE.match(name)
-    if found:
-        file = os.path.abspath(found["file"])
-        return load_adapter(CustomAdapterRef(name=name, python_file=file, attribute=found["attr"]))
-    if _MODULE_ATTR.match(name):
-        module, attribute = name.split(":", 1)
-        return load_adapter(CustomAdapterRef(name=name, module=module, attribute=attribute))
+    found = python_ref(name, name, ".")  # a file relative to the working directory
+    if found is not None:
+        return load_adapter(found)
     known = ", ".join(sorted(BUILTINS))
     raise ValueError(f"unknown agent {name!r} (built-ins: {known}; or module:attr, file.py)")
 
 
 def _prepare_imports() -> None:
-    import axis_eval.adapters.runner
+    import axis_eval.execute.supervise
     import axis_eval.planning.models  # noqa: F401
 
 
@@ -121,7 +114,7 @@ async def run_goal(
         return outcome("skipped", f"{' or '.join(required)} is not set")
 
     from axis_eval.adapters.base import AdapterInput
-    from axis_eval.adapters.runner import RunControl, run_adapter
+    from axis_eval.execute.supervise import RunControl, run_agent
     from axis_eval.planning.models import AgentSpec
 
     share_children_with_axis_eval()
@@ -143,7 +136,7 @@ async def run_goal(
         cancel=cancel,
         cancel_reason="the runner is stopping",
     )
-    output = await run_adapter(adapter, inp, control)
+    output = await run_agent(adapter, inp, control)
     try:
         await asyncio.to_thread(_save, folder, output)
     except OSError:

@@ -1,4 +1,4 @@
-"""Structured log lines (Go slog's text format, as upstream prints) and secret redaction.
+"""Structured log lines (Go slog's text format, as upstream prints), redacted.
 
 Every runner module logs through :func:`event`, which redacts the message and the fields
 before the record exists, so no handler can leak a secret. :func:`configure` installs a
@@ -11,76 +11,16 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+# One redactor for the harness and the runner. Loaded at start-up on purpose: it imports
+# the standard library only (tests/runner/test_layout.py keeps it that way).
+from axis_eval.redact import Redactor
+from axis_eval.redact import looks_secret as is_secret_name
+
 __all__ = ["Redactor", "configure", "event", "is_secret_name", "redactor"]
-
-_SECRET_PARTS = frozenset(
-    {
-        "KEY",
-        "APIKEY",
-        "TOKEN",
-        "SECRET",
-        "SECRETS",
-        "PASSWORD",
-        "PASSWD",
-        "PASSPHRASE",
-        "CREDENTIAL",
-        "CREDENTIALS",
-        "AUTH",
-        "AUTHORIZATION",
-        "COOKIE",
-        "PRIVATE",
-        "SIGNATURE",
-    }
-)
-_SECRET_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "APIKEY", "_KEY")
-MIN_SECRET_CHARS = 6
-"""Shorter values are not searched for in free text (they would mask ordinary words); the
-served Task masks secret ``spec.env`` values of any length."""
-_NOT_SECRETS = frozenset({"true", "false", "enabled", "disabled", "never", "always"})
-MASK = "[redacted]"
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^/@\s:]*):(?P<pw>[^/@\s]+)@")
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a variable name looks like it holds a secret (``GEMINI_API_KEY``, ``GH_TOKEN``)."""
-    upper = name.upper()
-    parts = re.split(r"[^A-Z0-9]+", upper)
-    return any(part in _SECRET_PARTS for part in parts) or upper.endswith(_SECRET_SUFFIXES)
-
-
-class Redactor:
-    """Replaces known secret values, and passwords in URLs, with ``[redacted]``."""
-
-    def __init__(self) -> None:
-        self._values: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
-
-    def add(self, values: Iterable[str]) -> None:
-        """Remember values to mask (too short ones are ignored)."""
-        fresh = {
-            v for v in values if len(v) >= MIN_SECRET_CHARS and v.lower() not in _NOT_SECRETS
-        } - self._values
-        if fresh:
-            self._values |= fresh
-            ordered = sorted(self._values, key=len, reverse=True)
-            self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
-
-    def add_environment(self, env: Mapping[str, str]) -> None:
-        """Remember the values of every secret-looking variable in ``env``."""
-        self.add(value for name, value in env.items() if is_secret_name(name))
-
-    def __call__(self, text: str) -> str:
-        """``text`` with every known secret and URL password masked."""
-        if self._pattern is not None:
-            text = self._pattern.sub(MASK, text)
-        if "://" in text:
-            text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
-        return text
-
 
 redactor = Redactor()
 """The process-wide redactor: the runner adds the environment's and ``spec.env``'s secrets."""

@@ -112,6 +112,11 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def _at(mount: Mount) -> dict[str, str]:
+    """The fields naming a workspace in a log line, in upstream's order: name, then path."""
+    return {"workspace": mount.name, "path": mount.path}
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())[:300]
 
@@ -203,48 +208,24 @@ async def prepare_workspace(
     try:
         os.makedirs(mount.path, mode=0o755, exist_ok=True)
     except OSError as exc:
-        event(
-            log,
-            logging.ERROR,
-            "workspace maiden run setup failed",
-            workspace=mount.name,
-            path=mount.path,
-            error=str(exc),
-        )
+        event(log, logging.ERROR, "workspace maiden run setup failed", **_at(mount), error=str(exc))
         return False
     try:
         markers.state_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
     except OSError as exc:
-        event(
-            log,
-            logging.WARNING,
-            "cannot create state dir",
-            path=str(markers.state_dir),
-            error=str(exc),
-        )
+        where = str(markers.state_dir)
+        event(log, logging.WARNING, "cannot create state dir", path=where, error=str(exc))
     workspace = mount.workspace
     if workspace is not None:
         _skills(workspace, mount.path)
         await _mcp(workspace, env)
     found = markers.found("initialized", mount)
     if found is not None:
-        event(
-            log,
-            logging.INFO,
-            "workspace already initialized; skipping maiden run setup",
-            workspace=mount.name,
-            path=mount.path,
-            marker=str(found),
-        )
+        skipping = "workspace already initialized; skipping maiden run setup"
+        event(log, logging.INFO, skipping, **_at(mount), marker=str(found))
         markers.write("initialized", mount)
         return True
-    event(
-        log,
-        logging.INFO,
-        "executing workspace maiden run setup",
-        workspace=mount.name,
-        path=mount.path,
-    )
+    event(log, logging.INFO, "executing workspace maiden run setup", **_at(mount))
     failed = 0
     for repo in workspace.spec.git if workspace is not None else []:
         if not repo.repo.strip():
@@ -289,14 +270,14 @@ async def bootstrap_goal(
             marker=str(done),
         )
         return None
+    timeout = f"{settings.timeout_s:g}s"
     event(
         log,
         logging.INFO,
         "running goal bootstrap",
-        workspace=mount.name,
-        path=mount.path,
+        **_at(mount),
         agent=settings.agent,
-        timeout=f"{settings.timeout_s:g}s",
+        timeout=timeout,
     )
     outcome = await run_goal(
         goal=mount.goal,

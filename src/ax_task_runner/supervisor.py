@@ -1,25 +1,25 @@
 """PID-1 duties: the task command in its own group, helper processes, orphans, stop signals.
 
-The only module of the runner that starts or signals processes. (Goal agents are started
-by :mod:`axis_eval.execute.process`; :func:`share_children_with_axis_eval` keeps the two
-orphan reapers from taking each other's exit statuses.)
-
-Orphans are reaped by pid, never with ``waitpid(-1)``: a zombie is only collected when no
-one else owns its status, so the command's exit code is never stolen.
+The only module of the runner that starts or signals processes. The process control itself
+is axis_eval's (:mod:`axis_eval.execute.process`, imported on first use so the runner starts
+fast): its ``/proc`` reading, group signals, subreaper switch and orphan reaper, and its one
+registry of awaited children (:mod:`axis_eval.execute.process.children`). Every process
+started here is registered there, as goal agents (spawned by axis_eval) are, so whether the
+runner is PID 1 or embedded in axis-eval's process there is one reaping state: orphans are
+reaped by pid, never with ``waitpid(-1)``, and only when no one else owns their status, so
+the command's exit code is never stolen.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import logging
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,12 +46,6 @@ log = logging.getLogger(__name__)
 
 _POLL_S = 0.05
 _KILL_WAIT_S = 5.0
-_PR_SET_CHILD_SUBREAPER = 36
-
-_managed: set[int] = set()
-"""Children whose exit status belongs to asyncio (the command, helpers): never reaped here."""
-_spawning = 0
-"""Spawns in flight: their pid is not in ``_managed`` yet, so reaping waits."""
 
 
 class SpawnError(Exception):
@@ -62,91 +56,26 @@ class SpawnError(Exception):
         self.exit_code = exit_code
 
 
-def _axis_process() -> Any:
-    """axis_eval's process module when something imported it (goal agents), else None."""
-    return sys.modules.get("axis_eval.execute.process")
-
-
-@contextlib.contextmanager
-def _spawn_window() -> Iterator[None]:
-    global _spawning
-    axis = _axis_process()
-    _spawning += 1
-    if axis is not None:
-        axis._spawning += 1
-    try:
-        yield
-    finally:
-        _spawning -= 1
-        if axis is not None:
-            axis._spawning -= 1
-
-
-def _own(pid: int) -> None:
-    _managed.add(pid)
-    axis = _axis_process()
-    if axis is not None:
-        axis._managed[pid] = None  # no job marker known: axis's scans still read it
-
-
-def _release(pid: int) -> None:
-    _managed.discard(pid)
-    axis = _axis_process()
-    if axis is not None:
-        axis._managed.pop(pid, None)
-
-
 def share_children_with_axis_eval() -> None:
-    """Tell axis_eval's orphan reaper which children are ours (call after importing it)."""
-    axis = _axis_process()
-    if axis is not None:
-        axis._managed.update(dict.fromkeys(_managed))
+    """Nothing left to do: kept for callers about to spawn through axis_eval.
 
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """``(state, ppid, pgrp)`` from /proc, or None when the process is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return None
-    fields = raw.rpartition(b")")[2].split()
-    try:
-        return fields[0].decode(), int(fields[1]), int(fields[2])
-    except (IndexError, ValueError):
-        return None
-
-
-def _pids() -> list[int]:
-    try:
-        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return []
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of group ``pgid`` is still running (zombies do not count)."""
-    for pid in _pids():
-        info = _stat(pid)
-        if info is not None and info[2] == pgid and info[0] not in ("Z", "X"):
-            return True
-    return False
+    The runner's children and axis_eval's are one registry
+    (:mod:`axis_eval.execute.process.children`): every process started here is registered
+    there from its spawn on, so the two never take each other's exit statuses and there is
+    nothing to copy when axis_eval is first imported.
+    """
 
 
 async def _start(
     argv: list[str], *, cwd: str, env: dict[str, str], stdin: Any, stdout: Any, stderr: Any
 ) -> asyncio.subprocess.Process:
-    """Start ``argv`` as the leader of a new process group (same session)."""
+    """Start ``argv`` as the leader of a new process group (same session), registered as an
+    awaited child: :func:`reap_orphans` never takes its status (release it once reaped)."""
+    from axis_eval.execute.process import children
+
     if not argv:
         raise SpawnError("empty command", 127)
-    with _spawn_window():
+    with children.spawning():
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -164,8 +93,14 @@ async def _start(
             if isinstance(exc, FileNotFoundError):
                 raise SpawnError(f"executable file not found: {argv[0]}", 127) from None
             raise SpawnError(f"cannot start {argv[0]}: {exc.strerror or exc}", 126) from None
-        _own(proc.pid)
+        children.own(proc.pid)
     return proc
+
+
+def _release(pid: int) -> None:
+    from axis_eval.execute.process import children
+
+    children.release(pid)
 
 
 async def start_process(
@@ -200,7 +135,9 @@ async def wait_process(proc: asyncio.subprocess.Process) -> int:
 
 def signal_group(pgid: int, sig: int) -> None:
     """Send ``sig`` to a process group; a group that is gone is ignored."""
-    _signal_group(pgid, sig)
+    from axis_eval.execute.process import kill
+
+    kill.signal_group(pgid, sig)
 
 
 @dataclass(frozen=True)
@@ -232,7 +169,7 @@ async def run_helper(
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout_s)
     except BaseException:
-        _signal_group(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.wait(), _KILL_WAIT_S)
         raise
@@ -314,15 +251,17 @@ async def stop_group(
 
     Returns True when SIGKILL was needed.
     """
+    from axis_eval.execute.process.procfs import group_running
+
     running = leader is not None and leader.returncode is None
-    if not running and not _group_alive(pgid):
+    if not running and not group_running(pgid):
         return False
     event(log, logging.INFO, "stopping task command", pid=pgid, gracePeriod=f"{grace_s:g}s")
-    _signal_group(pgid, signal.SIGTERM)
-    _signal_group(pgid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+    signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
     deadline = time.monotonic() + max(grace_s, 0.0)
     while time.monotonic() < deadline:
-        if (leader is None or leader.returncode is not None) and not _group_alive(pgid):
+        if (leader is None or leader.returncode is not None) and not group_running(pgid):
             return False
         await asyncio.sleep(_POLL_S)
     event(
@@ -332,82 +271,47 @@ async def stop_group(
         pid=pgid,
         gracePeriod=f"{grace_s:g}s",
     )
-    _signal_group(pgid, signal.SIGKILL)
+    signal_group(pgid, signal.SIGKILL)
     if leader is not None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(leader.wait(), _KILL_WAIT_S)
     return True
 
 
-def _zombie_children(ppid: int) -> list[int]:
-    found = []
-    for pid in _pids():
-        info = _stat(pid)
-        if info is not None and info[0] == "Z" and info[1] == ppid:
-            found.append(pid)
-    return found
-
-
 def reap_orphans() -> list[int]:
     """Reap zombie children no one else owns (adopted orphans); return their pids."""
-    axis = _axis_process()
-    if _spawning or (axis is not None and axis._spawning):
-        return []
-    try:
-        if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-            return []
-    except ChildProcessError:
-        return []
-    skip = set(_managed) | (set(axis._managed) if axis is not None else set())
-    reaped: list[int] = []
-    for pid in _zombie_children(os.getpid()):
-        if pid in skip:
-            continue
-        try:
-            got, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            continue
-        if got:
-            reaped.append(got)
-    return reaped
+    from axis_eval.execute.process import reaping
+
+    return reaping.reap_orphans()
 
 
 def become_subreaper() -> bool:
     """Adopt orphaned descendants like PID 1 does (``PR_SET_CHILD_SUBREAPER``)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
+    from axis_eval.execute.process import reaping
+
+    return reaping.become_subreaper()
 
 
 class OrphanReaper:
-    """Reaps adopted orphans every ``interval_s`` (a cheap ``waitid`` peek first)."""
+    """Reaps adopted orphans every ``interval_s``: axis_eval's reaper, on the shared state."""
 
     def __init__(self, interval_s: float = 0.25) -> None:
-        self.interval_s = interval_s
-        self.reaped = 0
+        from axis_eval.execute.process import reaping
+
+        self._reaper = reaping.OrphanReaper(interval_s)
+
+    @property
+    def reaped(self) -> int:
         """How many orphans were reaped so far."""
-        self._task: asyncio.Task[None] | None = None
+        return self._reaper.reaped
 
     def start(self) -> None:
         """Begin reaping on the running loop."""
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
+        self._reaper.start()
 
     async def stop(self) -> None:
         """Stop, after one last pass."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self.reaped += len(reap_orphans())
-
-    async def _run(self) -> None:
-        while True:
-            self.reaped += len(reap_orphans())
-            await asyncio.sleep(self.interval_s)
+        await self._reaper.stop()
 
 
 def on_stop_signals(callback: Callable[[signal.Signals], None]) -> Callable[[], None]:

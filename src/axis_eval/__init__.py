@@ -5,9 +5,9 @@ The public API is loaded lazily so ``import axis_eval`` and ``axis --version`` s
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from axis_eval._util.lazy import lazy_exports
 from axis_eval._version import __version__
 
 if TYPE_CHECKING:
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from axis_eval.config.load import load_config as load_config
     from axis_eval.config.models import Config as Config
     from axis_eval.config.models import LoadedConfig as LoadedConfig
-    from axis_eval.scaffold import init_project as init_project
     from axis_eval.config.scenario import Scenario as Scenario
     from axis_eval.errors import AxisError as AxisError
     from axis_eval.errors import ConfigError as ConfigError
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from axis_eval.report.models import RunResult as RunResult
     from axis_eval.runs.store import list_reports as list_reports
     from axis_eval.runs.store import read_report as read_report
+    from axis_eval.scaffold import init_project as init_project
     from axis_eval.schemas import schema_for as schema_for
 
 _EXPORTS = {
@@ -61,17 +61,4 @@ _EXPORTS = {
     "schema_for": "axis_eval.schemas",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'axis_eval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, also=("__version__",))

@@ -11,8 +11,8 @@
     └─ Interrupted   130/143    SIGINT / SIGTERM
 
 Exceptions carry exit codes 2, 130 and 143. Outcomes (0 and 1) are computed from the
-report by :func:`axis_eval.report.outcome.exit_code_for`. Only ``cli/main.py`` turns an
-``AxisError`` into a message and an exit code; anything else is a bug and keeps its
+report by :func:`axis_eval.report.outcome.exit_code_for`. Only the CLI (``cli/_common.fail``)
+turns an ``AxisError`` into a message and an exit code; anything else is a bug and keeps its
 traceback.
 """
 

@@ -6,15 +6,22 @@ The engine never prints: it calls a :class:`Display`. The CLI picks the implemen
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from axis_eval.planning.models import JobSpec, Plan
+
+if TYPE_CHECKING:
+    from axis_eval.scoring.models import ScoreResult
 
 Phase = Literal["setup", "running", "scoring", "teardown"]
 
 
 class JobView(Protocol):
-    """The finished job as a display sees it."""
+    """The finished job as a display sees it.
+
+    The engine hands over the run's report entry (``RunEntry``), for a job that just ran
+    and for a run a resumed report kept alike; a ``JobOutcome`` has the same members.
+    """
 
     @property
     def status(self) -> str: ...
@@ -24,6 +31,8 @@ class JobView(Protocol):
     def duration_ms(self) -> int: ...
     @property
     def tokens(self) -> int: ...
+    @property
+    def score(self) -> ScoreResult | None: ...
 
 
 class Display(Protocol):

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from axis_eval._util.files import atomic_write_text
 from axis_eval.errors import UsageError
+from axis_eval.files import atomic_write_text
 
 ConfigFormat = Literal["json", "yaml", "toml"]
 

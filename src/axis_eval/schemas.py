@@ -54,7 +54,7 @@ def schema_for(name: str) -> dict[str, Any]:
 
 def write_schemas(folder: Path) -> list[Path]:
     """Write ``<name>.schema.json`` for every format into ``folder``."""
-    from axis_eval._util.files import atomic_write_text
+    from axis_eval.files import atomic_write_text
 
     written = []
     for name in SCHEMA_NAMES:

@@ -58,6 +58,11 @@ class Reply:
     input_tokens: int
     output_tokens: int
 
+    @property
+    def total_tokens(self) -> int:
+        """Input + output: what every protocol's total is."""
+        return self.input_tokens + self.output_tokens
+
 
 def choose_conversation(tape: Tape, req: ModelRequest) -> Conversation | None:
     """The conversation whose ``match`` fits the prompt, else the default one."""

@@ -6,12 +6,11 @@ import json
 
 import pytest
 
+from agent_runs import AGENTS, PY, MakeInput, agent_argv
 from axis_eval.adapters.base import AdapterConfigError, resolve_argv_prefix
 from axis_eval.adapters.declarative import declarative_adapter
-from axis_eval.adapters.runner import RunControl, run_adapter
 from axis_eval.config.models import DeclarativeAdapter
-
-from .conftest import AGENTS, PY, MakeInput, agent_argv
+from axis_eval.execute.supervise import RunControl, run_agent
 
 
 def spec(**fields: object) -> DeclarativeAdapter:
@@ -67,7 +66,7 @@ async def test_text_output_end_to_end(make_input: MakeInput, control: RunControl
     adapter = declarative_adapter(
         "echoer", spec(command=[PY, str(AGENTS / "adapter_text.py")], output="text")
     )
-    out = await run_adapter(adapter, make_input("hi there"), control)
+    out = await run_agent(adapter, make_input("hi there"), control)
     assert not out.failed, out.error
     assert out.result == "echo: café ☕ hi there"
     assert [e.type for e in out.transcript.entries] == ["user", "assistant"]
@@ -78,13 +77,13 @@ async def test_text_output_end_to_end(make_input: MakeInput, control: RunControl
 async def test_text_output_stdin(make_input: MakeInput, control: RunControl) -> None:
     code = "import sys; print(sys.stdin.read().upper())"
     adapter = declarative_adapter("up", spec(command=[PY, "-c", code], prompt_via="stdin"))
-    out = await run_adapter(adapter, make_input("quiet \0 please"), control)
+    out = await run_agent(adapter, make_input("quiet \0 please"), control)
     assert out.result == "QUIET \0 PLEASE"
 
 
 async def test_empty_text_output_fails(make_input: MakeInput, control: RunControl) -> None:
     adapter = declarative_adapter("mute", spec(command=[PY, "-c", "print('  ')"], args=[]))
-    out = await run_adapter(adapter, make_input(), control)
+    out = await run_agent(adapter, make_input(), control)
     assert out.failed and out.error == "Agent produced no output"
 
 
@@ -92,7 +91,7 @@ async def test_ndjson_end_to_end(make_input: MakeInput, control: RunControl) -> 
     adapter = declarative_adapter(
         "ev", spec(command=agent_argv("adapter_events.py"), args=["full"], output="ndjson")
     )
-    out = await run_adapter(adapter, make_input(), control)
+    out = await run_agent(adapter, make_input(), control)
     t = out.transcript
     assert not out.failed and out.warnings == []
     assert [e.type for e in t.entries] == ["user", "thinking", "assistant", "tool", "assistant"]
@@ -111,7 +110,7 @@ async def test_ndjson_last_assistant_message_is_the_answer(
     adapter = declarative_adapter(
         "ev", spec(command=agent_argv("adapter_events.py"), args=["no-result"], output="ndjson")
     )
-    out = await run_adapter(adapter, make_input(), control)
+    out = await run_agent(adapter, make_input(), control)
     assert out.result == "The folder holds README.md." and not out.failed
 
 
@@ -121,7 +120,7 @@ async def test_ndjson_unknown_and_malformed_events(
     adapter = declarative_adapter(
         "ev", spec(command=agent_argv("adapter_events.py"), args=["unknown"], output="ndjson")
     )
-    out = await run_adapter(adapter, make_input(), control)
+    out = await run_agent(adapter, make_input(), control)
     assert not out.failed and out.result == "done"
     systems = [json.loads(e.text or "") for e in out.transcript.entries if e.type == "system"]
     assert systems == [{"type": "telemetry", "data": 1}, {"type": "assistant", "text": 5}]
@@ -136,7 +135,7 @@ async def test_ndjson_error_event_fails_the_run(make_input: MakeInput, control: 
     adapter = declarative_adapter(
         "ev", spec(command=agent_argv("adapter_events.py"), args=["error-event"], output="ndjson")
     )
-    out = await run_adapter(adapter, make_input(), control)
+    out = await run_agent(adapter, make_input(), control)
     assert out.failed and out.error == "API key invalid" and out.error_kind == "agent"
 
 
@@ -146,7 +145,7 @@ async def test_ndjson_plain_text_output_is_no_work(
     adapter = declarative_adapter(
         "ev", spec(command=agent_argv("adapter_events.py"), args=["banner"], output="ndjson")
     )
-    out = await run_adapter(adapter, make_input(), control)
+    out = await run_agent(adapter, make_input(), control)
     assert out.failed and out.raw_output == ["Welcome to some agent v1.0"]
     assert out.error is not None and out.error.startswith("Agent produced no output")
     assert "not JSON" in out.error

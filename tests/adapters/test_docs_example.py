@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from agent_runs import MakeInput, agent_argv
 from axis_eval.adapters.loader import load_adapter
 from axis_eval.adapters.registry import CustomAdapterRef
-from axis_eval.adapters.runner import RunControl, run_adapter
-
-from .conftest import MakeInput, agent_argv
+from axis_eval.execute.supervise import RunControl, run_agent
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "adapters.md"
 
@@ -26,7 +25,7 @@ async def test_the_documented_adapter_works(
     assert adapter.isolation_env("/w", "/h") == {"MY_CLI_CONFIG_DIR": "/h/.my-cli"}
 
     inp = make_input("list files", command=agent_argv("adapter_mycli.py"), model="m-1")
-    out = await run_adapter(adapter, inp, control)
+    out = await run_agent(adapter, inp, control)
     assert not out.failed, out.error
     assert out.result == "a.txt"
     assert (

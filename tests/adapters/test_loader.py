@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from agent_runs import MakeInput
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.adapters.builtins import BUILTINS
 from axis_eval.adapters.loader import AdapterLoadError, load_adapter
 from axis_eval.adapters.registry import CustomAdapterRef
-from axis_eval.adapters.runner import RunControl, run_adapter
 from axis_eval.config.models import DeclarativeAdapter
 from axis_eval.errors import EXIT_USAGE
-
-from .conftest import MakeInput
+from axis_eval.execute.supervise import RunControl, run_agent
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -52,7 +51,7 @@ async def test_default_attribute_adapter_runs(
     path = write(tmp_path, "adapter = make('file-agent', 'from-file')\nother = make('x', 'y')\n")
     adapter = load_adapter(file_ref(path))
     assert isinstance(adapter, AgentAdapter) and adapter.name == "my-agent"
-    out = await run_adapter(adapter, make_input("hi"), control)
+    out = await run_agent(adapter, make_input("hi"), control)
     assert out.result == "from-file hi" and out.transcript.agent == "my-agent"
 
 
@@ -163,3 +162,19 @@ def test_builtin_with_a_command_override_needs_no_cli(
     monkeypatch.setenv("PATH", str(tmp_path))
     adapter = load_adapter(BUILTINS["codex"], require_binary=False)
     assert adapter.name == "codex"
+
+
+def test_one_rule_reads_python_adapter_names(tmp_path: Path) -> None:
+    # The config's `adapters` and the task runner's goal agent both read names here.
+    from axis_eval.adapters.registry import python_ref
+
+    found = python_ref("a", "sub/my.py:make", str(tmp_path))
+    assert found == CustomAdapterRef("a", python_file=str(tmp_path / "sub/my.py"), attribute="make")
+    assert python_ref("b", "my.py", str(tmp_path)) == CustomAdapterRef(
+        "b", python_file=str(tmp_path / "my.py")
+    )
+    assert python_ref("c", "pkg.mod:adapter", ".") == CustomAdapterRef(
+        "c", module="pkg.mod", attribute="adapter"
+    )
+    for text in ("claude-code", "pkg.mod", "pkg:1bad", ":x", "my.ts"):
+        assert python_ref("d", text, ".") is None, text

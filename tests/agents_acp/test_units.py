@@ -113,6 +113,30 @@ def _input(agent: AgentSpec, home: str = "/h", **env: str) -> AdapterInput:
     )
 
 
+class _Notes:
+    def warn(self, key: str, message: str) -> bool:
+        return True
+
+    def output_grew(self) -> None:
+        pass
+
+
+def test_an_acp_adapter_is_read_by_a_session_and_others_by_their_stream() -> None:
+    from axis_eval.adapters._acp_session import AcpSession
+    from axis_eval.adapters.readers import open_reader
+    from axis_eval.adapters.streams import StreamReader
+
+    inp = _input(AgentSpec(name="a", adapter="my-acp"))
+    acp_adapter = create_acp_adapter(name="my-acp", command=["my-cli", "--acp"])
+    session = open_reader(acp_adapter, inp, TranscriptBuilder("my-acp"), _Notes())
+    assert isinstance(session, AcpSession) and session.converses
+    assert session.stdin_data() is None  # the prompt goes in session/prompt
+    stream = load_adapter(BUILTINS["claude-code"], require_binary=False)
+    reader = open_reader(stream, inp, TranscriptBuilder("claude-code"), _Notes())
+    assert isinstance(reader, StreamReader) and not reader.converses
+    assert reader.stdin_data() == b"p"  # claude-code reads the prompt on stdin
+
+
 def test_claude_sdk_environment_and_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     binary = tmp_path / "claude-agent-acp"
     binary.write_text("#!/bin/sh\n")
@@ -263,7 +287,7 @@ def test_updates_map_to_entries_in_order() -> None:
 
 async def test_the_documented_acp_adapter_loads_and_runs(tmp_path: Path) -> None:
     from axis_eval.adapters.registry import CustomAdapterRef
-    from axis_eval.adapters.runner import RunControl, run_adapter
+    from axis_eval.execute.supervise import RunControl, run_agent
 
     docs = (REPO / "docs" / "acp.md").read_text()
     block = re.findall(r"```python\n(.*?)```", docs, flags=re.DOTALL)[0]
@@ -287,7 +311,7 @@ async def test_the_documented_acp_adapter_loads_and_runs(tmp_path: Path) -> None
         endpoint="http://127.0.0.1:1",
         time_limit_s=60,
     )
-    out = await run_adapter(adapter, inp, RunControl(marker=f"{new_run_token()}/1"))
+    out = await run_agent(adapter, inp, RunControl(marker=f"{new_run_token()}/1"))
     assert not out.failed, out.error
     assert out.result == "Done (permission once; read b)."
     assert (work / "out.txt").read_text() == "hi\n"

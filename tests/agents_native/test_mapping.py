@@ -24,7 +24,7 @@ def _feed(module: Any, state: Any, events: list[dict[str, Any]], exit_code: int 
     ctx = StreamContext(state, builder)
     for event in events:
         module.on_line(event, ctx)
-    res: AdapterResult = module._get_result(
+    res: AdapterResult = module.NATIVE.result(
         ResultContext(state, builder, exit_code, "", "2026-01-01T00:00:00Z", "")
     )
     return res, builder.finish(), ctx
@@ -107,7 +107,7 @@ def test_claude_usage_falls_back_to_messages_without_a_result() -> None:
 
 
 def test_claude_command_line(tmp_path: Path) -> None:
-    adapter = claude_code.adapter_for(BUILTINS["claude-code"], require_binary=False)
+    adapter = claude_code.NATIVE.adapter(BUILTINS["claude-code"], require_binary=False)
     inp = _input(tmp_path, model="claude-sonnet-4-5", flags={"max-turns": "3", "x": False})
     args = adapter.build_args(inp)
     assert args[:5] == ["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"]
@@ -218,7 +218,7 @@ def test_codex_config_toml(tmp_path: Path) -> None:
 
 
 def test_codex_command_line(tmp_path: Path) -> None:
-    adapter = codex.adapter_for(BUILTINS["codex"], require_binary=False)
+    adapter = codex.NATIVE.adapter(BUILTINS["codex"], require_binary=False)
     args = adapter.build_args(_input(tmp_path, model="gpt-5"))
     assert args == [
         "exec",
@@ -292,7 +292,7 @@ def test_gemini_error_result() -> None:
 
 
 def test_gemini_command_line_and_settings(tmp_path: Path) -> None:
-    adapter = gemini.adapter_for(BUILTINS["gemini"], require_binary=False)
+    adapter = gemini.NATIVE.adapter(BUILTINS["gemini"], require_binary=False)
     args = adapter.build_args(_input(tmp_path, model="gemini-2.5-pro"))
     assert args == [
         "--output-format",

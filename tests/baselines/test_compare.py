@@ -18,8 +18,9 @@ from axis_eval.runs.baselines import (
     reliability_delta,
     set_baseline,
 )
+from helpers.factories import score
 
-from .helpers import Run, pair, report
+from .helpers import Run, baseline_run, pair, report
 
 
 def baseline_of(*runs: Run, scenario: str = "s", agent: str = "a") -> Baseline:
@@ -90,10 +91,8 @@ def test_single_run_baseline_uses_the_floor_and_says_noise_is_unmeasured() -> No
 
 def test_per_dimension_deltas_are_recorded() -> None:
     base = baseline_of(80)
-    from .helpers import run_entry, score
-
     now = pair("s", "a", 82)
-    now.runs[0] = run_entry(1, 82, 1)
+    now.runs[0] = baseline_run(1, 82, 1)
     now.runs[0].score = score(82, goal_achievement=70, service=90)
     from axis_eval.runs.aggregate import refresh_pair
 

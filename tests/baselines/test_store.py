@@ -24,8 +24,9 @@ from axis_eval.runs.baselines import (
 )
 from axis_eval.runs.store import ReportStore, new_report_id, read_report, reports_root
 from axis_eval.runs.writer import ReportWriter
+from helpers.factories import score
 
-from .helpers import pair, report, score
+from .helpers import pair, report
 
 
 @pytest.mark.parametrize("name", ["default", "a", "A_b-9", "x" * 64])

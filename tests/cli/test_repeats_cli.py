@@ -22,6 +22,7 @@ from axis_eval.runs.aggregate import PassGate
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
 from axis_eval.runs.writer import ReportWriter
 from axis_eval.scoring.models import ScoreResult
+from helpers.factories import score, withheld
 
 MakeProject = Callable[..., Path]
 Axis = Callable[..., Any]
@@ -34,15 +35,10 @@ def sc(name: str, **fields: Any) -> dict[str, Any]:
 
 
 def result(value: int | None) -> ScoreResult:
+    """Goal one above and agent one below the composite, so the columns tell them apart."""
     if value is None:
-        return ScoreResult(withheld=True, withheld_reason="judge failed")
-    return ScoreResult(
-        axis_score=value,
-        goal_achievement=min(100, value + 1),
-        environment=value,
-        service=value,
-        agent=max(0, value - 1),
-    )
+        return withheld()
+    return score(value, goal_achievement=min(100, value + 1), agent=max(0, value - 1))
 
 
 def outcome_for(the_plan: Plan, runs: Runs, job_index: int) -> JobOutcome:
@@ -50,8 +46,8 @@ def outcome_for(the_plan: Plan, runs: Runs, job_index: int) -> JobOutcome:
     value = runs[job.scenario.key][job.run_index - 1]
     if value == "failed":
         return JobOutcome(spec=job, status="failed", failed=True, exit_code=1, error="boom")
-    score = None if value == "ok" else result(value)  # type: ignore[arg-type]
-    return JobOutcome(spec=job, status="completed", failed=False, exit_code=0, score=score)
+    judged = None if value == "ok" else result(value)  # type: ignore[arg-type]
+    return JobOutcome(spec=job, status="completed", failed=False, exit_code=0, score=judged)
 
 
 def record(root: Path, runs: Runs, gate: PassGate | None = None) -> tuple[ReportManifest, Plan]:

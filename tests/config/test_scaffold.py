@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from axis_eval.config.load import load_config
-from axis_eval.scaffold import SAMPLE_SCENARIO, init_project
 from axis_eval.errors import EXIT_USAGE, UsageError
 from axis_eval.planning.matrix import plan
+from axis_eval.scaffold import SAMPLE_SCENARIO, init_project
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml", "toml"])

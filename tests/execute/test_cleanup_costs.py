@@ -12,34 +12,34 @@ from pathlib import Path
 
 import pytest
 
-from axis_eval._util import files as util_files
-from axis_eval._util.files import atomic_write_text
-from axis_eval.execute import _procfs
-from axis_eval.execute import process as process_mod
+from axis_eval import files as util_files
 from axis_eval.execute import workspace as workspace_mod
 from axis_eval.execute.process import (
     ProcessSpec,
     forget_marker,
     kill_marked,
     marked_pids,
+    markers,
     new_run_token,
     pidfd_child_watcher,
+    procfs,
     run_shell,
     spawn,
 )
 from axis_eval.execute.workspace import create_job_dirs
+from axis_eval.files import atomic_write_text
 from axis_eval.runs.store import ReportStore
 
 
 def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     scans: list[bytes] = []
-    real = _procfs.find
+    real = procfs.find
 
     def spy(entry: bytes, **kw: object) -> list[int]:
         scans.append(entry)
         return real(entry, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_procfs, "find", spy)
+    monkeypatch.setattr(procfs, "find", spy)
     return scans
 
 
@@ -50,8 +50,8 @@ async def test_a_clean_marker_is_not_rescanned_until_it_spawns_again(
     env = dict(os.environ)
     # Only live processes in the listing: a zombie or a process exiting during a scan (left
     # by other tests) makes the scan uncertain, which is not remembered (the next test).
-    real_pids = _procfs._pids
-    monkeypatch.setattr(_procfs, "_pids", lambda: [p for p in real_pids() if _procfs.is_running(p)])
+    real_pids = procfs._pids
+    monkeypatch.setattr(procfs, "_pids", lambda: [p for p in real_pids() if procfs.is_running(p)])
     proc = await spawn(ProcessSpec(["/bin/sh", "-c", "exit 0"], "/", env, marker))
     await proc.wait()
     await proc.stop(grace_s=1)  # scans: nothing left
@@ -68,7 +68,7 @@ async def test_a_clean_marker_is_not_rescanned_until_it_spawns_again(
     assert len(scans) >= 1
     assert marked_pids(marker) == []
     forget_marker(marker)
-    assert marker not in process_mod._clean and marker not in process_mod._spawns
+    assert not markers.remembers(marker)
 
 
 async def test_a_scan_that_saw_a_process_vanish_is_not_remembered(
@@ -81,13 +81,13 @@ async def test_a_scan_that_saw_a_process_vanish_is_not_remembered(
     env = dict(os.environ)
     proc = await spawn(ProcessSpec(["/bin/sh", "-c", "exit 0"], "/", env, marker))
     await proc.wait()
-    real_pids = _procfs._pids
+    real_pids = procfs._pids
     # A pid listed by the scan that is gone when its environment is read.
-    monkeypatch.setattr(_procfs, "_pids", lambda: [*real_pids(), 2**22 + 12345])
+    monkeypatch.setattr(procfs, "_pids", lambda: [*real_pids(), 2**22 + 12345])
     await proc.stop(grace_s=1)
-    assert not _procfs.last_find_certain
-    assert marker not in process_mod._clean
-    monkeypatch.setattr(_procfs, "_pids", real_pids)
+    assert not procfs.last_find_certain
+    assert not markers.known_clean(marker, None)
+    monkeypatch.setattr(procfs, "_pids", real_pids)
     scans = count_scans(monkeypatch)
     await kill_marked(marker, 0.5)
     assert len(scans) >= 1, "an uncertain scan was taken as proof that nothing was left"
@@ -162,13 +162,13 @@ async def test_a_scan_skips_the_other_jobs_agents_but_still_finds_its_own(
             await asyncio.sleep(0.02)
         assert len(marked_pids(mine)) == 3
         reads: list[str] = []
-        real_read = _procfs._read
+        real_read = procfs._read
 
         def spy(path: str) -> bytes | None:
             reads.append(path)
             return real_read(path)
 
-        monkeypatch.setattr(_procfs, "_read", spy)
+        monkeypatch.setattr(procfs, "_read", spy)
         await a.stop(grace_s=1)
         assert not any(p.startswith(f"/proc/{b.pid}/") for p in reads), "job 2's agent was read"
         assert any(p.startswith(f"/proc/{a.pid}/") for p in reads)

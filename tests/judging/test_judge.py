@@ -9,10 +9,10 @@ from email.utils import format_datetime
 
 import pytest
 
-from axis_eval._util.redact import Redactor
 from axis_eval.config.models import Judging
 from axis_eval.errors import ConfigError
 from axis_eval.planning.models import AgentSpec
+from axis_eval.redact import Redactor
 from axis_eval.scoring.chunks import cut_middle, group, index_text
 from axis_eval.scoring.judge import choose_judge, extract_json, parse_api_model, validate_answer
 from axis_eval.scoring.prompts import (

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from axis_eval import load_config
-from axis_eval._util.redact import Redactor
 from axis_eval.config.models import Judging, LoadedConfig
 from axis_eval.errors import PreflightError
 from axis_eval.planning.models import AgentSpec
+from axis_eval.redact import Redactor
 from axis_eval.scoring.scorer import JudgeScorer, preflight_judging
 
 from .conftest import (

@@ -14,13 +14,10 @@ import pytest
 
 from axis_model_server import ScriptedModelServer
 from axis_model_server.cli import describe_record
-from axis_model_server.normalize import (
-    OfferedTool,
-    deferred_namespaces,
-    nested_tools,
-    parse_responses,
-)
+from axis_model_server.codex_tools import deferred_namespaces, nested_tools
+from axis_model_server.normalize import OfferedTool
 from axis_model_server.tools import code_call
+from axis_model_server.wire.openai_responses import parse as parse_responses
 
 from ._client import DRIVERS, post, sse_events
 from .conftest import serve

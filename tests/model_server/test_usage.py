@@ -6,6 +6,8 @@ import json
 import math
 
 from axis_model_server import ScriptedModelServer
+from axis_model_server.script import Reply
+from axis_model_server.wire import gemini, openai_chat, openai_responses
 
 from ._client import DRIVERS, post, shell_tool
 from .conftest import CMD, PROMPT
@@ -92,3 +94,21 @@ def test_totals_separate_side_requests(server: ScriptedModelServer) -> None:
     assert totals.all.output_tokens == main.output_tokens + side.output_tokens
     assert (totals.requests, totals.side_requests) == (2, 1)
     assert totals.all.total_tokens == totals.all.input_tokens + totals.all.output_tokens
+
+
+def test_each_protocol_names_the_same_three_counts_in_its_own_order() -> None:
+    reply = Reply("hi", (), None, 1, None, False, False, input_tokens=7, output_tokens=3)
+    assert list(gemini.usage(reply).items()) == [
+        ("promptTokenCount", 7),
+        ("candidatesTokenCount", 3),
+        ("totalTokenCount", 10),
+    ]
+    assert list(openai_chat.usage(reply).items()) == [
+        ("prompt_tokens", 7),
+        ("completion_tokens", 3),
+        ("total_tokens", 10),
+        ("prompt_tokens_details", {"cached_tokens": 0}),
+        ("completion_tokens_details", {"reasoning_tokens": 0}),
+    ]
+    assert list(openai_responses.usage(reply))[-1] == "total_tokens"
+    assert openai_responses.usage(reply)["total_tokens"] == 10

@@ -11,29 +11,21 @@ from axis_eval._types import TokenUsage
 from axis_eval.errors import EXIT_FAILED, EXIT_OK
 from axis_eval.report.models import (
     SCHEMA_VERSION,
-    PairEntry,
     ReportManifest,
     RunEntry,
     Summary,
     ToolInfo,
 )
 from axis_eval.report.outcome import exit_code_for
+from helpers.factories import manifest, pair, run_entry
 
 
-def manifest(**summary: int) -> ReportManifest:
-    return ReportManifest(
-        tool=ToolInfo(version="1"),
-        report_id="r",
-        started_at="2026-01-01T00:00:00.000Z",
-        timestamp="2026-01-01T00:00:01.000Z",
-        config_path="/p/axis.config.json",
-        config_dir="/p",
-        summary=Summary(**summary),
-    )
+def report(**summary: int) -> ReportManifest:
+    return manifest(tool=ToolInfo(version="1"), summary=Summary(**summary))
 
 
 def test_manifest_serializes_camel_case() -> None:
-    data = json.loads(manifest(total=1, runs_total=3).model_dump_json())
+    data = json.loads(report(total=1, runs_total=3).model_dump_json())
     assert data["schemaVersion"] == SCHEMA_VERSION
     assert data["reportId"] == "r"
     assert data["summary"]["runsTotal"] == 3
@@ -42,35 +34,12 @@ def test_manifest_serializes_camel_case() -> None:
 
 
 def test_manifest_round_trips() -> None:
-    m = manifest(total=2, completed=1, failed=1)
-    m.results.append(
-        PairEntry(
-            scenario_key="a@v",
-            base_key="a",
-            variant="v",
-            scenario_name="A",
-            agent_name="codex",
-            agent="codex",
-            status="failed",
-            failed=True,
-            run_count=1,
-            dir="scenarios/a@v/codex",
-            prompt="p",
-            judge=[{"check": "c", "weight": 1.0}],
-            agent_config={},
-            resolved_config={},
-            runs=[
-                RunEntry(
-                    run_index=1,
-                    status="failed",
-                    failed=True,
-                    exit_code=1,
-                    dir="d",
-                    token_usage=TokenUsage(input=1, output=2, cache_read_input=3),
-                )
-            ],
-        )
-    )
+    m = report(total=2, completed=1, failed=1)
+    usage = TokenUsage(input=1, output=2, cache_read_input=3)
+    run = run_entry(1, status="failed", exit_code=1, dir="d", token_usage=usage)
+    judge = [{"check": "c", "weight": 1.0}]
+    m.results.append(pair(run, scenario="a@v", scenario_name="A", judge=judge))
+    assert m.results[0].status == "failed" and m.results[0].failed
     again = ReportManifest.model_validate_json(m.model_dump_json())
     assert again == m
     entry = json.loads(m.model_dump_json())["results"][0]
@@ -85,7 +54,7 @@ def test_token_total_counts_cache_reads() -> None:
 
 
 def test_manifest_rejects_unknown_fields() -> None:
-    data = json.loads(manifest().model_dump_json())
+    data = json.loads(report().model_dump_json())
     data["surprise"] = 1
     with pytest.raises(ValidationError):
         ReportManifest.model_validate(data)
@@ -106,4 +75,4 @@ def test_job_status_is_one_of_three() -> None:
     ],
 )
 def test_exit_code_for(summary: dict[str, int], code: int) -> None:
-    assert exit_code_for(manifest(**summary)) == code
+    assert exit_code_for(report(**summary)) == code

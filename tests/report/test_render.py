@@ -6,15 +6,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from axis_eval._types import JobStatus
 from axis_eval.config.load import load_config
 from axis_eval.planning.matrix import Selection, plan
-from axis_eval.report.models import PairEntry, ReportManifest, RunEntry, Summary, ToolInfo
+from axis_eval.report.models import PairEntry, Summary
 from axis_eval.report.render import (
     dry_run_json,
     render_dry_run,
     render_report_detail,
     render_report_list,
 )
+from helpers.factories import manifest, pair, run_entry
 
 MakeProject = Callable[..., Path]
 
@@ -52,52 +54,16 @@ def test_dry_run_rendering(tmp_path: Path, make_project: MakeProject) -> None:
     assert data["loadFailures"][0]["path"] == "scenarios/bad.json"
 
 
-def report(report_id: str, **fields: Any) -> ReportManifest:
-    return ReportManifest(
-        tool=ToolInfo(version="1"),
-        report_id=report_id,
-        started_at="2026-01-01T00:00:00Z",
-        timestamp="2026-01-01T00:01:00Z",
-        config_path="/p/c.json",
-        config_dir="/p",
-        summary=Summary(total=2, completed=1, failed=1, runs_total=4, runs_failed=2),
-        duration_ms=61_000,
-        **fields,
-    )
-
-
-def entry(key: str, status: str, error: str | None = None) -> PairEntry:
-    base, _, variant = key.partition("@")
-    return PairEntry(
-        scenario_key=key,
-        base_key=base,
-        variant=variant or None,
-        scenario_name=key,
-        agent_name="codex",
-        agent="codex",
-        status=status,
-        failed=status == "failed",  # type: ignore[arg-type]
-        run_count=1,
-        dir="d",
-        prompt="p",
-        judge="j",
-        agent_config={},
-        resolved_config={},
-        error=error,
-        runs=[
-            RunEntry(
-                run_index=1,
-                status=status,
-                failed=status == "failed",  # type: ignore[arg-type]
-                dir="d",
-            )
-        ],
-    )
+def entry(key: str, status: JobStatus, error: str | None = None) -> PairEntry:
+    """A one-run pair shown as recorded (not refreshed, so ``error`` stays the headline)."""
+    run = run_entry(1, status=status)
+    return pair(run, scenario=key, refresh=False, status=status, failed=run.failed, error=error)
 
 
 def test_report_list() -> None:
     assert render_report_list([], 10) == "No reports found. Run `axis run` to generate one."
-    text = render_report_list([report("r3"), report("r2"), report("r1")], 2)
+    reports = [manifest(report_id=i, duration_ms=61_000) for i in ("r3", "r2", "r1")]
+    text = render_report_list(reports, 2)
     assert "AXIS Reports" in text
     assert "r3" in text and "r2" in text and "r1" not in text
     assert "... and 1 more" in text
@@ -105,11 +71,12 @@ def test_report_list() -> None:
 
 
 def test_report_detail() -> None:
-    m = report(
-        "r1",
+    m = manifest(
+        entry("a@v", "completed"),
+        entry("b", "failed", "boom\nsecond line"),
+        report_id="r1",
         name="Nightly",
-        results=[entry("a@v", "completed"), entry("b", "failed", "boom\nsecond line")],
-        load_failures=[],
+        summary=Summary(total=2, completed=1, failed=1, runs_total=4, runs_failed=2),
     )
     text = render_report_detail(m)
     assert text.startswith("AXIS Report: r1 (Nightly)")

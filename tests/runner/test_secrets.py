@@ -63,15 +63,15 @@ def test_secrets_stay_out_of_logs_and_endpoints(start_runner: Any, tmp_path: Pat
     # The failed clone was logged (redacted) and left no marker, so the next boot retries.
     assert runner.logs().count('msg="git fetch failed"') == 2
     assert "git fetch gave up" in runner.logs()
-    assert "repo=http://user:[redacted]@127.0.0.1:" in runner.logs()
+    assert "repo=http://user:[REDACTED]@127.0.0.1:" in runner.logs()
     assert "error: git fetch exited with status" in (runner.state / "git-error.log").read_text()
     assert not list(runner.state.glob("initialized-*"))
     # What is served says a secret is there without showing it.
     task_yaml = yaml.safe_load(runner.get("/metadata/v1alpha1/ax/task").text)
     values = {e["name"]: e["value"] for e in task_yaml["spec"]["env"]}
     assert values["MY_API_TOKEN"] == "<redacted>"
-    assert values["DB_URL"] == "postgres://app:[redacted]@db/app"
-    assert "[redacted]" in runner.get("/metadata/v1alpha1/ax/workspaces").text
+    assert values["DB_URL"] == "postgres://app:[REDACTED]@db/app"
+    assert "[REDACTED]" in runner.get("/metadata/v1alpha1/ax/workspaces").text
     served = _served(runner)
     assert runner.terminate() == 0
     written = served + _written(runner)
@@ -103,8 +103,8 @@ def test_what_counts_as_a_secret() -> None:
         assert not is_secret_name(name), name
     redact = Redactor()
     redact.add_environment({"A_TOKEN": "abcdef-123", "B_KEY": "true", "C_SECRET": "abc"})
-    assert redact("x abcdef-123 y") == "x [redacted] y"
+    assert redact("x abcdef-123 y") == "x [REDACTED] y"
     assert redact("flag=true short=abc") == "flag=true short=abc"
     assert redact("https://me:pw@host/x and ssh://git@host") == (
-        "https://me:[redacted]@host/x and ssh://git@host"
+        "https://me:[REDACTED]@host/x and ssh://git@host"
     )

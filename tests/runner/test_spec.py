@@ -206,6 +206,29 @@ metadata: {name: stray}
     assert parse_task("kind: Task\nspec: {}\n").value is None
 
 
+def test_which_documents_are_read() -> None:
+    # A Task without metadata does not count: the next Task is the one read, and a
+    # third is skipped as a second one. Workspaces skip every other kind.
+    text = (
+        "kind: Task\nspec: {image: a}\n---\nkind: Task\nmetadata: {name: b}\n"
+        "---\nmetadata: {name: c}\n---\nkind: Workspace\nmetadata: {name: w}\n"
+    )
+    task = parse_task(text, source="t")
+    assert task.value is not None and task.value.metadata is not None
+    assert task.value.metadata.name == "b"
+    assert task.warnings == [
+        "t (document 1): a Task without metadata is ignored",
+        "t (document 3): a second Task skipped",
+        "t (document 4): kind Workspace skipped",
+    ]
+    workspaces = parse_workspaces(text, source="w")
+    assert [ws.metadata.name for ws in workspaces.value if ws.metadata] == ["c", "w"]
+    assert workspaces.warnings == [
+        "w (document 1): kind Task skipped",
+        "w (document 2): kind Task skipped",
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -19,9 +19,18 @@ import pytest
 
 from ax_task_runner import supervisor
 from ax_task_runner._guest import guest_pb2 as pb
+from ax_task_runner._guest.grpc_wire import (
+    MAX_MESSAGE_BYTES,
+    GrpcError,
+    StatusCode,
+    cut_messages,
+    parse_timeout,
+    trailers,
+)
 from ax_task_runner._guest.processes import OutputSpool
 from ax_task_runner._guest.services import method_names
 from ax_task_runner.guest_grpc import GRPC_METHODS, GuestServices
+from axis_eval.execute.process import children
 
 from .client import GuestClient
 
@@ -171,12 +180,12 @@ def test_guest_pids_are_left_to_asyncio_by_the_reaper(served: LoopThread) -> Non
         guest = GuestClient(channel)
         proc = guest.start(pb.StartProcessRequest(command=["sleep", "300"]), timeout=10)
         assert proc.pid in served.guest.pids()
-        assert proc.pid in supervisor._managed
+        assert children.is_owned(proc.pid)
         # An orphan reaper pass while it runs, and after it is killed, takes nothing of ours.
         assert proc.pid not in supervisor.reap_orphans()
         guest.signal(pb.SignalProcessRequest(process_id=proc.process_id, signal=pb.SIGNAL_KILL))
         assert guest.collect(proc.process_id)[2].exit_code == 137
-        assert proc.pid not in supervisor._managed
+        assert not children.is_owned(proc.pid)
         assert served.guest.pids() == set()
 
 
@@ -274,3 +283,42 @@ def test_refused_uploads_do_not_starve_the_connection(served: LoopThread) -> Non
                 guest.write("/outside/the/workspace", [chunk, chunk])
             assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
         assert guest.write("inside.bin", [chunk, chunk]) == 2 * len(chunk)
+
+
+def test_grpc_messages_are_cut_only_when_complete() -> None:
+    one = b"\x00" + (3).to_bytes(4, "big") + b"abc"
+    two = b"\x01" + (2).to_bytes(4, "big") + b"xy"
+    buffer = bytearray(one + two[:4])
+    assert list(cut_messages(buffer)) == [(0, b"abc")]
+    assert buffer == bytearray(two[:4])  # a partial frame waits for the rest
+    buffer += two[4:]
+    assert list(cut_messages(buffer)) == [(1, b"xy")]
+    assert buffer == bytearray()
+    huge = bytearray(b"\x00" + (MAX_MESSAGE_BYTES + 1).to_bytes(4, "big") + b"..")
+    (error,) = list(cut_messages(huge))
+    assert isinstance(error, GrpcError) and error.code == StatusCode.RESOURCE_EXHAUSTED
+    assert huge == bytearray()  # nothing after it can be framed
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [("10S", 10.0), ("2M", 120.0), ("1H", 3600.0), ("250m", 0.25), ("7u", 7e-6), ("5n", 5e-9)],
+)
+def test_grpc_timeout_units(header: str, seconds: float) -> None:
+    assert parse_timeout(header) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("header", [None, "", "S", "10", "10x", "-1S", "1.5S"])
+def test_grpc_timeout_that_cannot_be_read_is_none(header: str | None) -> None:
+    assert parse_timeout(header) is None
+
+
+def test_grpc_trailers() -> None:
+    assert trailers(StatusCode.OK, "", trailers_only=False) == [(b"grpc-status", b"0")]
+    only = trailers(StatusCode.NOT_FOUND, "100% gone: é\n", trailers_only=True)
+    assert only == [
+        (b":status", b"200"),
+        (b"content-type", b"application/grpc"),
+        (b"grpc-status", b"5"),
+        (b"grpc-message", b"100%25 gone: %C3%A9%0A"),
+    ]

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from axis_eval.report.models import PairEntry, ReportManifest, RunEntry, Summary, ToolInfo
 from axis_eval.runs.aggregate import (
     PassGate,
     describe_reliability,
@@ -20,51 +17,11 @@ from axis_eval.runs.aggregate import (
     representative,
     spread,
 )
-from axis_eval.scoring.models import ScoreResult
-
-
-def score(value: int | None, **dims: int) -> ScoreResult:
-    if value is None:
-        return ScoreResult(withheld=True, withheld_reason="judge failed")
-    base = {"goal_achievement": value, "environment": value, "service": value, "agent": value}
-    return ScoreResult(axis_score=value, **{**base, **dims})
-
-
-def run(index: int, value: int | None = None, status: str = "completed", **kw: Any) -> RunEntry:
-    judged = kw.pop("judged", status == "completed")
-    return RunEntry(
-        run_index=index,
-        status=status,  # type: ignore[arg-type]
-        failed=status == "failed",
-        dir=f"run-{index}",
-        score=score(value, **kw.pop("dims", {})) if judged else None,
-        **kw,
-    )
-
-
-def pair(*runs: RunEntry, gate: PassGate | None = None, key: str = "k") -> PairEntry:
-    entry = PairEntry(
-        scenario_key=key,
-        base_key=key,
-        scenario_name=key,
-        agent_name="codex",
-        agent="codex",
-        status="cancelled",
-        failed=False,
-        run_count=len(runs),
-        dir=f"scenarios/{key}/codex",
-        prompt="p",
-        judge="j",
-        agent_config={},
-        resolved_config={},
-        runs=list(runs),
-    )
-    refresh_pair(entry, gate)
-    return entry
+from helpers.factories import manifest, pair, run_entry, score
 
 
 def test_seed_example_81_87_92() -> None:
-    entry = pair(run(1, 81), run(2, 87), run(3, 92))
+    entry = pair(run_entry(1, 81), run_entry(2, 87), run_entry(3, 92))
     assert entry.representative_run_index == 2
     assert entry.score is not None and entry.score.axis_score == 87
     assert entry.spread is not None
@@ -81,7 +38,7 @@ def test_seed_example_81_87_92() -> None:
 
 
 def test_order_does_not_matter() -> None:
-    assert pair(run(1, 81), run(2, 92), run(3, 87)).representative_run_index == 3
+    assert pair(run_entry(1, 81), run_entry(2, 92), run_entry(3, 87)).representative_run_index == 3
 
 
 def test_ties_go_to_the_lowest_index() -> None:
@@ -92,7 +49,7 @@ def test_ties_go_to_the_lowest_index() -> None:
 
 def test_crash_is_excluded_and_even_count_uses_a_midpoint() -> None:
     # 3 runs, 1 crash: scored 87 and 84, median 85.5; both 1.5 away → run 1 (lowest index).
-    entry = pair(run(1, 87), run(2, 84), run(3, status="failed", error="boom"))
+    entry = pair(run_entry(1, 87), run_entry(2, 84), run_entry(3, status="failed", error="boom"))
     assert entry.status == "completed" and not entry.failed
     assert entry.representative_run_index == 1
     assert entry.score is not None and entry.score.axis_score == 87, "the run's own composite"
@@ -103,7 +60,7 @@ def test_crash_is_excluded_and_even_count_uses_a_midpoint() -> None:
 
 
 def test_withheld_leaves_the_denominator() -> None:
-    entry = pair(run(1, 80), run(2, None), run(3, 90))
+    entry = pair(run_entry(1, 80), run_entry(2, "withheld"), run_entry(3, 90))
     rel = entry.reliability
     assert rel is not None and (rel.succeeded, rel.total, rel.withheld) == (2, 2, 1)
     assert describe_reliability(rel) == "2/2 scored (1 withheld)"
@@ -113,20 +70,30 @@ def test_withheld_leaves_the_denominator() -> None:
 
 def test_failed_withheld_and_cancelled() -> None:
     rel = reliability(
-        [run(1, 70), run(2, None), run(3, status="failed"), run(4, status="cancelled")]
+        [
+            run_entry(1, 70),
+            run_entry(2, "withheld"),
+            run_entry(3, status="failed"),
+            run_entry(4, status="cancelled"),
+        ]
     )
     assert (rel.succeeded, rel.total, rel.withheld) == (1, 2, 1)
 
 
 def test_pair_completed_when_any_run_scored_failed_when_none() -> None:
-    assert pair(run(1, status="failed"), run(2, 40), run(3, status="failed")).status == "completed"
-    every_withheld = pair(run(1, None), run(2, None), run(3, status="failed"))
+    assert (
+        pair(run_entry(1, status="failed"), run_entry(2, 40), run_entry(3, status="failed")).status
+        == "completed"
+    )
+    every_withheld = pair(
+        run_entry(1, "withheld"), run_entry(2, "withheld"), run_entry(3, status="failed")
+    )
     assert every_withheld.status == "failed" and every_withheld.failed
     assert every_withheld.spread is None
 
 
 def test_no_score_pair_completes_when_any_run_completed() -> None:
-    entry = pair(run(1, status="failed"), run(2, judged=False), run(3, judged=False))
+    entry = pair(run_entry(1, status="failed"), run_entry(2), run_entry(3))
     assert entry.status == "completed"
     assert entry.representative_run_index == 2
     assert entry.spread is None and entry.pass_rates is None
@@ -136,13 +103,19 @@ def test_no_score_pair_completes_when_any_run_completed() -> None:
 
 
 def test_single_run_spread_has_no_sigma() -> None:
-    entry = pair(run(1, 77))
+    entry = pair(run_entry(1, 77))
     assert entry.spread is not None and entry.spread.axis_score.stdev is None
-    assert spread([run(1, status="failed")]) is None
+    assert spread([run_entry(1, status="failed")]) is None
 
 
 def test_representative_is_one_function() -> None:
-    runs = [run(1, 60), run(2, status="failed"), run(3, 90), run(4, 70), run(5, None)]
+    runs = [
+        run_entry(1, 60),
+        run_entry(2, status="failed"),
+        run_entry(3, 90),
+        run_entry(4, 70),
+        run_entry(5, "withheld"),
+    ]
     rep = representative(runs)
     assert rep is not None
     assert rep.run_index == pick_representative({1: 60.0, 3: 90.0, 4: 70.0}) == 4
@@ -166,7 +139,13 @@ def test_pass_at_k_and_pass_hat_k(n: int, c: int, k: int, at: float, hat: float)
 
 
 def test_pass_rates_per_pair() -> None:
-    entry = pair(run(1, 81), run(2, 70), run(3, status="failed"), run(4, None), run(5, 90))
+    entry = pair(
+        run_entry(1, 81),
+        run_entry(2, 70),
+        run_entry(3, status="failed"),
+        run_entry(4, "withheld"),
+        run_entry(5, 90),
+    )
     rates = entry.pass_rates
     assert rates is not None
     # counted: 81, 70, crash, 90 (the withheld run leaves); passing (≥ 75): 81 and 90
@@ -174,36 +153,28 @@ def test_pass_rates_per_pair() -> None:
     assert rates.pass_at_k == [0.5, 0.8333, 1.0, 1.0]
     assert rates.pass_hat_k == [0.5, 0.1667, 0.0, 0.0]
     assert not rates.gate_failed and entry.status == "completed"
-    strict = pair(run(1, 81), run(2, 70), run(3, 90), gate=PassGate(pass_score=85))
+    strict = pair(
+        run_entry(1, 81), run_entry(2, 70), run_entry(3, 90), gate=PassGate(pass_score=85)
+    )
     assert strict.pass_rates is not None and strict.pass_rates.passed == 1
 
 
 def test_min_pass_rate_gate_fails_the_pair() -> None:
     gate = PassGate(pass_score=75, min_pass_rate=0.67)
-    entry = pair(run(1, 80), run(2, 60), run(3, 90), gate=gate)  # 2/3 = 0.667 < 0.67
+    # 2/3 = 0.667 < 0.67
+    entry = pair(run_entry(1, 80), run_entry(2, 60), run_entry(3, 90), gate=gate)
     assert entry.status == "failed" and entry.failed
     assert entry.pass_rates is not None and entry.pass_rates.gate_failed
     assert entry.error == "pass rate 2/3 (score ≥ 75) is below --min-pass-rate 0.67"
     assert entry.representative_run_index == 1  # still reported
-    ok = pair(run(1, 80), run(2, 60), run(3, 90), gate=PassGate(min_pass_rate=0.6))
+    ok = pair(
+        run_entry(1, 80), run_entry(2, 60), run_entry(3, 90), gate=PassGate(min_pass_rate=0.6)
+    )
     assert ok.status == "completed" and ok.error is None
     # a re-score (refresh without a gate) keeps the gate recorded on the pair
     refresh_pair(entry)
     assert entry.status == "failed" and entry.pass_rates is not None
     assert entry.pass_rates.min_pass_rate == 0.67
-
-
-def _manifest(report_id: str, *pairs: PairEntry) -> ReportManifest:
-    return ReportManifest(
-        tool=ToolInfo(version="0"),
-        report_id=report_id,
-        started_at="t",
-        timestamp="t",
-        config_path="c",
-        config_dir="d",
-        summary=Summary(),
-        results=list(pairs),
-    )
 
 
 def test_noise_band() -> None:
@@ -213,17 +184,17 @@ def test_noise_band() -> None:
 
 
 def test_diff_reports_uses_report_a_noise() -> None:
-    a = _manifest(
-        "A",
-        pair(run(1, 81), run(2, 87), run(3, 92), key="noisy"),
-        pair(run(1, 80), key="single"),
-        pair(run(1, 50), key="gone"),
+    a = manifest(
+        pair(run_entry(1, 81), run_entry(2, 87), run_entry(3, 92), scenario="noisy"),
+        pair(run_entry(1, 80), scenario="single"),
+        pair(run_entry(1, 50), scenario="gone"),
+        report_id="A",
     )
-    b = _manifest(
-        "B",
-        pair(run(1, 95), run(2, 96), run(3, 97), key="noisy"),
-        pair(run(1, 78, dims={"goal_achievement": 60}), key="single"),
-        pair(run(1, 70), key="fresh"),
+    b = manifest(
+        pair(run_entry(1, 95), run_entry(2, 96), run_entry(3, 97), scenario="noisy"),
+        pair(run_entry(1, score=score(78, goal_achievement=60)), scenario="single"),
+        pair(run_entry(1, 70), scenario="fresh"),
+        report_id="B",
     )
     diff = diff_reports(a, b)
     by_key = {p.scenario_key: p for p in diff.pairs}

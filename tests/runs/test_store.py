@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from axis_eval._util import files as util_files
-from axis_eval._util.redact import MASK, Redactor
+from axis_eval import files as util_files
 from axis_eval.errors import EXIT_FAILED, ReportNotFound
-from axis_eval.report.models import ReportManifest, Summary, ToolInfo
+from axis_eval.redact import MASK, Redactor
+from axis_eval.report.models import ReportManifest
 from axis_eval.runs.store import (
     ReportStore,
     list_reports,
@@ -23,20 +23,13 @@ from axis_eval.runs.store import (
     reports_root,
     run_dir,
 )
+from helpers.factories import manifest
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 
 
-def manifest(report_id: str, started_at: str) -> ReportManifest:
-    return ReportManifest(
-        tool=ToolInfo(version="0"),
-        report_id=report_id,
-        started_at=started_at,
-        timestamp=started_at,
-        config_path="/p/axis.config.json",
-        config_dir="/p",
-        summary=Summary(),
-    )
+def started(report_id: str, at: str) -> ReportManifest:
+    return manifest(report_id=report_id, started_at=at, timestamp=at)
 
 
 def test_report_ids_are_unique_within_a_second(tmp_path: Path) -> None:
@@ -133,8 +126,8 @@ def test_list_and_read_reports(tmp_path: Path) -> None:
     root = reports_root(tmp_path)
     older = ReportStore(root / new_report_id(root, NOW))
     newer = ReportStore(root / new_report_id(root, NOW))
-    older.write_manifest(manifest(older.report_id, "2026-03-04T05:06:07.000Z"))
-    newer.write_manifest(manifest(newer.report_id, "2026-03-04T05:06:07.500Z"))
+    older.write_manifest(started(older.report_id, "2026-03-04T05:06:07.000Z"))
+    newer.write_manifest(started(newer.report_id, "2026-03-04T05:06:07.500Z"))
     (root / "empty").mkdir()
     (root / "junk").mkdir()
     (root / "junk" / "report.json").write_text("{not json")

@@ -10,19 +10,20 @@ from typing import Any
 import pytest
 
 from axis_eval._types import TokenUsage
-from axis_eval._util.redact import MASK, Redactor
 from axis_eval.config.load import load_config
 from axis_eval.config.models import LoadedConfig
 from axis_eval.execute.models import CollectedArtifact, JobOutcome
 from axis_eval.planning.matrix import Selection, plan
 from axis_eval.planning.models import JobSpec, Plan
+from axis_eval.redact import MASK, Redactor
 from axis_eval.report.models import ReportManifest, RunResult
 from axis_eval.report.outcome import exit_code_for
+from axis_eval.runs.run_folder import store_score
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
-from axis_eval.runs.writer import ReportWriter, store_score
-from axis_eval.scoring.models import ScoreResult
+from axis_eval.runs.writer import ReportWriter
 from axis_eval.transcript.models import Entry, Transcript
 from axis_eval.transcript.sparse_index import build_sparse_index
+from helpers.factories import score
 
 MakeProject = Callable[..., Path]
 
@@ -230,9 +231,9 @@ def test_no_score_runs_have_no_sparse_index_until_scored(
     saved = RunResult.model_validate_json((folder / "result.json").read_bytes())
     assert "sparseIndex" not in saved.files
 
-    score = ScoreResult(axis_score=80, goal_achievement=80, environment=80, service=80, agent=80)
+    result = score(80)
     index = build_sparse_index(transcript, scenario_key="a", agent_name="codex")
-    store_score(store, run, score, None, index)  # the index the judges saw
+    store_score(store, run, result, None, index)  # the index the judges saw
     saved = RunResult.model_validate_json((folder / "result.json").read_bytes())
     assert saved.files["sparseIndex"] == "scenarios/a/codex/sparse-index.txt"
     assert saved.run.score is not None and saved.run.score.axis_score == 80

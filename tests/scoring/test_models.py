@@ -15,17 +15,7 @@ from axis_eval.scoring.models import (
     NecessityVerdict,
     ScoreResult,
 )
-
-
-def full(value: int = 80, **kw: object) -> ScoreResult:
-    return ScoreResult(
-        axis_score=value,
-        goal_achievement=value,
-        environment=value,
-        service=value,
-        agent=value,
-        **kw,
-    )
+from helpers.factories import run_entry, score, withheld
 
 
 def test_scoring_formats_share_the_one_file_format_base() -> None:
@@ -78,37 +68,37 @@ def test_verdicts_refuse_duplicate_audits_and_unknown_keys() -> None:
 
 
 def test_score_result_withheld_rules() -> None:
-    assert full().axis_score == 80
+    assert score().axis_score == 80
     with pytest.raises(ValidationError, match="all five"):
         ScoreResult(axis_score=80)
     with pytest.raises(ValidationError, match="withheldReason"):
         ScoreResult(withheld=True)
     with pytest.raises(ValidationError, match="no axisScore"):
-        full(withheld=True, withheld_reason="x")
-    assert ScoreResult(withheld=True, withheld_reason="judge down").axis_score is None
+        score(withheld=True, withheld_reason="x")
+    assert withheld("judge down").axis_score is None
     with pytest.raises(ValidationError):
-        full(101)
+        score(101)
 
 
 def test_score_result_in_run_and_pair_entries() -> None:
-    score = full(
+    result = score(
         categories={"agent": CategoryScore(score=61, raw=0.8, weakest_signal="weight")},
         insights=["Agent: weight 50 (#3)"],
     )
-    run = RunEntry(run_index=1, status="completed", failed=False, dir="r", score=score)
+    run = run_entry(1, dir="r", score=result)
     dumped = run.model_dump(mode="json")
     assert dumped["score"]["axisScore"] == 80
     assert dumped["score"]["categories"]["agent"]["weakestSignal"] == "weight"
     again = RunEntry.model_validate(dumped)
-    assert again.score == score
+    assert again.score == result
     # a dict from the scorer seam is validated into the typed score
     pair = PairEntry.model_validate(
         {
             "scenarioKey": "k", "baseKey": "k", "scenarioName": "K", "agentName": "a",
             "agent": "a", "status": "completed", "failed": False, "runCount": 1, "dir": "d",
             "prompt": "p", "judge": "j", "agentConfig": {}, "resolvedConfig": {},
-            "score": score.model_dump(mode="json"),
+            "score": result.model_dump(mode="json"),
         }
     )  # fmt: skip
-    assert pair.score == score
-    assert score.dimension("environment") == 80
+    assert pair.score == result
+    assert result.dimension("environment") == 80

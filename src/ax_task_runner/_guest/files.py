@@ -7,16 +7,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from ax_task_runner._guest.errors import FileError
+
 CHUNK = 64 * 1024
-
-
-class FileError(Exception):
-    """A file request cannot be served; kind maps to a gRPC status."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind  # "not_found" | "invalid" | "precondition" | "permission"
-        self.message = message
 
 
 def _os_error(exc: OSError, path: Path) -> FileError:

@@ -18,21 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ax_task_runner import supervisor
+from ax_task_runner._guest.errors import ErrorKind, ProcessError
 from ax_task_runner.logs import event
 
 _log = logging.getLogger("ax_task_runner.guest")
 
 STDOUT, STDERR = 0, 1
 CHUNK = 64 * 1024
-
-
-class ProcessError(Exception):
-    """A request about a process cannot be served; kind maps to a gRPC status."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind  # "not_found" | "invalid" | "precondition" | "permission"
-        self.message = message
 
 
 @dataclass
@@ -183,7 +175,7 @@ class ProcessTable:
                 stderr=asyncio.subprocess.PIPE,
             )
         except supervisor.SpawnError as exc:
-            kind = "not_found" if exc.exit_code == 127 else "precondition"
+            kind: ErrorKind = "not_found" if exc.exit_code == 127 else "precondition"
             raise ProcessError(kind, str(exc)) from exc
         process_id = f"p-{self._prefix}-{next(self._counter)}"
         gp = GuestProcess(

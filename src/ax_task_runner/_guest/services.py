@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Iterator
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from . import guest_pb2 as pb
-from .files import FileAccess, FileError, FileWriter
-from .h2grpc import CallContext, GrpcError, Method, StatusCode
-from .processes import STDOUT, GuestProcess, ProcessError, ProcessTable
+from .errors import GuestError
+from .files import FileAccess, FileWriter
+from .grpc_wire import CallContext, GrpcError, Method, StatusCode
+from .processes import STDOUT, GuestProcess, ProcessTable
 
 PACKAGE = "ateenv.v1alpha"
 PROCESS_SERVICE = f"{PACKAGE}.ProcessService"
@@ -23,8 +25,13 @@ _KINDS = {
 }
 
 
-def _status(exc: ProcessError | FileError) -> GrpcError:
-    return GrpcError(_KINDS.get(exc.kind, StatusCode.INTERNAL), exc.message)
+@contextlib.contextmanager
+def _grpc_status() -> Iterator[None]:
+    """A ProcessError or FileError raised inside ends the call with its gRPC status."""
+    try:
+        yield
+    except GuestError as exc:
+        raise GrpcError(_KINDS.get(exc.kind, StatusCode.INTERNAL), exc.message) from exc
 
 
 def _timestamp(seconds: float) -> Timestamp:
@@ -58,7 +65,7 @@ class GuestServiceImpl:
         timeout = 0.0
         if req.HasField("timeout"):
             timeout = req.timeout.seconds + req.timeout.nanos / 1e9
-        try:
+        with _grpc_status():
             gp = await self.table.start(
                 list(req.command),
                 cwd=req.cwd,
@@ -66,23 +73,17 @@ class GuestServiceImpl:
                 stdin=req.stdin,
                 timeout=max(0.0, timeout),
             )
-        except ProcessError as exc:
-            raise _status(exc) from exc
         return process_message(gp)
 
     async def get_process(self, req: pb.GetProcessRequest, ctx: CallContext) -> pb.Process:
-        try:
+        with _grpc_status():
             return process_message(self.table.get(req.process_id))
-        except ProcessError as exc:
-            raise _status(exc) from exc
 
     async def stream_process_output(
         self, req: pb.StreamProcessOutputRequest, ctx: CallContext
     ) -> AsyncIterator[pb.ProcessOutput]:
-        try:
+        with _grpc_status():
             gp = self.table.get(req.process_id)
-        except ProcessError as exc:
-            raise _status(exc) from exc
         async for item in self.table.output(
             gp,
             stdout_offset=req.stdout_offset,
@@ -106,7 +107,7 @@ class GuestServiceImpl:
     ) -> pb.WriteProcessInputResponse:
         gp: GuestProcess | None = None
         total = 0
-        try:
+        with _grpc_status():
             async for req in requests:
                 if gp is None:
                     if not req.process_id:
@@ -116,45 +117,38 @@ class GuestServiceImpl:
                         )
                     gp = self.table.get(req.process_id)
                 total += await self.table.write_input(gp, req.data, req.close)
-        except ProcessError as exc:
-            raise _status(exc) from exc
         return pb.WriteProcessInputResponse(bytes_written=total)
 
     async def signal_process(self, req: pb.SignalProcessRequest, ctx: CallContext) -> pb.Process:
         signum = int(req.signal)
         if signum == pb.SIGNAL_UNSPECIFIED:
             raise GrpcError(StatusCode.INVALID_ARGUMENT, "signal is required")
-        try:
+        with _grpc_status():
             return process_message(self.table.signal(req.process_id, signum))
-        except ProcessError as exc:
-            raise _status(exc) from exc
 
     # -- FileSystemService
 
     async def read_file(
         self, req: pb.ReadFileRequest, ctx: CallContext
     ) -> AsyncIterator[pb.ReadFileResponse]:
-        try:
+        with _grpc_status():
             for chunk in self.files.read_chunks(req.path, req.mode):
                 yield pb.ReadFileResponse(chunk=chunk)
-        except FileError as exc:
-            raise _status(exc) from exc
 
     async def write_file(
         self, requests: AsyncIterator[pb.WriteFileRequest], ctx: CallContext
     ) -> pb.WriteFileResponse:
         writer: FileWriter | None = None
         try:
-            async for req in requests:
-                if writer is None:
-                    writer = FileWriter(self.files, req.path, req.mode, req.seek_offset)
-                if req.chunk:
-                    writer.write(req.chunk)
+            with _grpc_status():
+                async for req in requests:
+                    if writer is None:
+                        writer = FileWriter(self.files, req.path, req.mode, req.seek_offset)
+                    if req.chunk:
+                        writer.write(req.chunk)
             if writer is None:
                 raise GrpcError(StatusCode.INVALID_ARGUMENT, "no WriteFileRequest was sent")
             return pb.WriteFileResponse(bytes_written=writer.written)
-        except FileError as exc:
-            raise _status(exc) from exc
         finally:
             if writer is not None:
                 writer.close()

@@ -10,8 +10,7 @@ def empty_list() -> list[Any]:
 
     Not the builtin ``list`` as the factory: pydantic inspects every default factory's
     signature when a model class is created, and ``inspect.signature`` of the builtin
-    ``list`` takes ~125 µs (it fails slowly) against ~6 µs for a Python function. With ~65
-    such fields loaded by every ``axis run`` that is ~8 ms of its fixed cost
-    (docs/benchmarks.md).
+    ``list`` fails slowly, far slower than for a Python function. Every ``axis run`` loads
+    dozens of such fields, so it shows in the fixed cost (docs/benchmarks.md).
     """
     return []

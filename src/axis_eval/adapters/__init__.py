@@ -6,22 +6,21 @@ names below are loaded on first use, so importing this package stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from axis_eval._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from axis_eval._types import TokenUsage
-    from axis_eval.adapters.acp import create_acp_adapter
-    from axis_eval.adapters.base import (
-        AdapterInput,
-        AdapterResult,
-        AgentAdapter,
-        AggregateMode,
-        LinesMode,
-        ResultContext,
-        StreamContext,
-        create_agent_adapter,
-    )
+    from axis_eval._types import TokenUsage as TokenUsage
+    from axis_eval.adapters.acp import create_acp_adapter as create_acp_adapter
+    from axis_eval.adapters.base import AdapterInput as AdapterInput
+    from axis_eval.adapters.base import AdapterResult as AdapterResult
+    from axis_eval.adapters.base import AgentAdapter as AgentAdapter
+    from axis_eval.adapters.base import AggregateMode as AggregateMode
+    from axis_eval.adapters.base import LinesMode as LinesMode
+    from axis_eval.adapters.base import ResultContext as ResultContext
+    from axis_eval.adapters.base import StreamContext as StreamContext
+    from axis_eval.adapters.base import create_agent_adapter as create_agent_adapter
 
 _EXPORTS = {
     "AdapterInput": "axis_eval.adapters.base",
@@ -31,33 +30,9 @@ _EXPORTS = {
     "LinesMode": "axis_eval.adapters.base",
     "ResultContext": "axis_eval.adapters.base",
     "StreamContext": "axis_eval.adapters.base",
-    "TokenUsage": "axis_eval.report.models",
+    "TokenUsage": "axis_eval._types",
     "create_acp_adapter": "axis_eval.adapters.acp",
     "create_agent_adapter": "axis_eval.adapters.base",
 }
 
-__all__ = [
-    "AdapterInput",
-    "AdapterResult",
-    "AgentAdapter",
-    "AggregateMode",
-    "LinesMode",
-    "ResultContext",
-    "StreamContext",
-    "TokenUsage",
-    "create_acp_adapter",
-    "create_agent_adapter",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'axis_eval.adapters' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

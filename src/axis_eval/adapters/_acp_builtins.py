@@ -33,15 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from axis_eval._util.files import atomic_write_text
-from axis_eval.adapters import _native, skills
-from axis_eval.adapters.acp import AcpAdapter, create_acp_adapter
+from axis_eval.adapters import _native
 from axis_eval.adapters.base import AdapterInput
 from axis_eval.adapters.builtins import BuiltinAgent
 from axis_eval.adapters.claude_code import CLAUDE_ENV
+from axis_eval.adapters.gemini import home_env as gemini_home_env
 from axis_eval.adapters.gemini import settings_for as gemini_settings
+from axis_eval.files import atomic_write_text
 
-__all__ = ["build_builtin"]
+__all__ = ["BuiltinRecipe", "builtin_recipe"]
 
 _GEMINI_RETRIES = {"maxAttempts": 2, "retryFetchErrors": False}
 """Bounded retries: one retry of a failed model call, none for a refused connection."""
@@ -62,16 +62,6 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def _openai_base(endpoint: str) -> str:
-    base = _native.endpoint_base(endpoint)
-    return base if base.endswith("/v1") else base + "/v1"
-
-
-def _install_skills(inp: AdapterInput, target: Path) -> None:
-    if inp.skills:
-        skills.install_skills(inp.skills, inp.env.get("AXIS_CONFIG_DIR"), target)
-
-
 # -- claude-sdk --------------------------------------------------------------------------
 
 
@@ -90,22 +80,14 @@ def _claude_env(inp: AdapterInput) -> dict[str, str]:
 
 def _claude_prepare(inp: AdapterInput) -> None:
     folder = _native.config_dir(inp, "CLAUDE_CONFIG_DIR", ".claude")
-    _install_skills(inp, folder / "skills")
+    _native.install_skills(inp, folder / "skills")
 
 
 # -- gemini-acp --------------------------------------------------------------------------
 
 
 def _gemini_static(home: str) -> dict[str, str]:
-    gemini_home = f"{home}/.gemini"
-    return {
-        "GEMINI_CLI_HOME": gemini_home,
-        "GEMINI_TELEMETRY_ENABLED": "false",
-        "GEMINI_CLI_TRUST_WORKSPACE": "true",
-        "GEMINI_CLI_SYSTEM_SETTINGS_PATH": f"{gemini_home}/system-settings.json",
-        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": f"{gemini_home}/system-defaults.json",
-        "GOOGLE_CLOUD_PROJECT": "",
-    }
+    return {**gemini_home_env(home), "GOOGLE_CLOUD_PROJECT": ""}
 
 
 def _gemini_env(inp: AdapterInput) -> dict[str, str]:
@@ -125,14 +107,14 @@ def _gemini_prepare(inp: AdapterInput) -> None:
         value = inp.env.get(name)
         if value and not Path(value).exists():
             _write_json(Path(value), {})
-    _install_skills(inp, dot / "skills")
+    _native.install_skills(inp, dot / "skills")
 
 
 # -- qwen-code ---------------------------------------------------------------------------
 
 
 def _qwen_env(inp: AdapterInput) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": _openai_base(inp.endpoint)} if inp.endpoint else {}
+    return {"OPENAI_BASE_URL": _native.openai_base(inp.endpoint)} if inp.endpoint else {}
 
 
 def _qwen_prepare(inp: AdapterInput) -> None:
@@ -164,7 +146,7 @@ def _opencode_prepare(inp: AdapterInput) -> None:
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "axis-eval endpoint",
                 "options": {
-                    "baseURL": _openai_base(inp.endpoint),
+                    "baseURL": _native.openai_base(inp.endpoint),
                     "apiKey": inp.env.get("OPENAI_API_KEY") or "axis-eval",
                 },
                 "models": {model: {"name": model}},
@@ -215,8 +197,21 @@ _RECIPES: dict[str, _Recipe] = {
 }
 
 
-def build_builtin(builtin: BuiltinAgent, *, require_binary: bool = True) -> AcpAdapter:
-    """The :class:`AcpAdapter` of one built-in ACP agent (see the module docstring).
+@dataclass(frozen=True)
+class BuiltinRecipe:
+    """What :func:`axis_eval.adapters.acp.builtin_acp_adapter` builds one built-in from."""
+
+    isolation_env: Callable[[str, str], dict[str, str]]
+    resolve_command: Callable[[AdapterInput], list[str]]
+    version: Callable[[AdapterInput], str | None]
+    optional_env: tuple[str, ...]
+    prepare: Callable[[AdapterInput], None] | None
+    build_args: Callable[[AdapterInput], list[str]] | None
+    env: Callable[[AdapterInput], dict[str, str]] | None
+
+
+def builtin_recipe(builtin: BuiltinAgent, *, require_binary: bool = True) -> BuiltinRecipe:
+    """How one built-in ACP agent starts (see the module docstring).
 
     Raises:
         PreflightError: its CLI is neither in the pinned cache nor on PATH (and
@@ -237,14 +232,12 @@ def build_builtin(builtin: BuiltinAgent, *, require_binary: bool = True) -> AcpA
     def resolve_command(inp: AdapterInput) -> list[str]:
         return [*cli.resolve_command(inp), *builtin.command[1:]]
 
-    adapter = create_acp_adapter(
-        name=builtin.name,
-        command=list(builtin.command),
-        required_env=builtin.required_env,
-        optional_env=recipe.optional_env,
+    return BuiltinRecipe(
         isolation_env=isolation_env,
+        resolve_command=resolve_command,
+        version=cli.version_for,
+        optional_env=recipe.optional_env,
         prepare=recipe.prepare,
         build_args=_model_and_flags if builtin.passes_model else None,
         env=recipe.env,
     )
-    return dataclasses.replace(adapter, resolve_command=resolve_command, version=cli.version_for)

@@ -2,7 +2,7 @@
 
 :class:`AcpClient` is what the ``acp`` package calls for the agent's own requests: it
 grants every permission and reads and writes files. :class:`StdioTransport` carries
-JSON-RPC messages over the pipes :mod:`axis_eval.execute.process` gives us; every message
+JSON-RPC messages over the agent's pipes (the supervisor spawned it); every message
 goes through a :class:`MessageSink` first (the session records it and maps its updates).
 """
 

@@ -1,11 +1,13 @@
-"""Run one ACP session: spawn the agent, speak JSON-RPC over its stdio, stop it on limits.
+"""Talk to one ACP agent: JSON-RPC over its stdio, mapped into the transcript as it arrives.
 
-The ``acp`` package (PyPI ``agent-client-protocol``) is the client: it correlates
-requests, validates the typed handshake and prompt calls and routes the agent's own
-requests (permission, file reads and writes) to :class:`AcpClient`. It runs over
-:class:`StdioTransport`, a message transport on the pipes our process module gives us.
-:class:`_Session` sees every message in both directions first: it records them all and
-maps ``session/update`` notifications, in arrival order, into :class:`AcpTranscript`.
+:class:`AcpSession` is the :class:`~axis_eval.adapters.supervision.OutputReader` of an
+:class:`~axis_eval.adapters.acp.AcpAdapter`. The supervisor starts the agent with stdin
+kept open and stops it; the session only converses. The ``acp`` package (PyPI
+``agent-client-protocol``) is the client: it correlates requests, validates the typed
+handshake and prompt calls and routes the agent's own requests (permission, file reads and
+writes) to :class:`AcpClient`, over :class:`StdioTransport`. The session sees every message
+in both directions first: it records them all and maps ``session/update`` notifications, in
+arrival order, into :class:`AcpTranscript`.
 """
 
 from __future__ import annotations
@@ -13,36 +15,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
-import signal
 import time
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import acp
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 from pydantic import ValidationError
 
-from axis_eval._types import ErrorKind, TokenUsage
+from axis_eval._types import TokenUsage
 from axis_eval._version import __version__
 from axis_eval.adapters import prices
 from axis_eval.adapters._acp_client import AcpClient, StdioTransport, acp_mcp_servers
 from axis_eval.adapters._acp_transcript import AcpTranscript, model_usage, prompt_usage
-from axis_eval.adapters.base import AdapterConfigError, AdapterInput, resolve_argv_prefix
-from axis_eval.adapters.runner import (
-    STDERR_CAP_BYTES,
-    AgentOutput,
-    RunControl,
-    time_limit_message,
+from axis_eval.adapters.acp import AcpAdapter
+from axis_eval.adapters.base import AdapterInput
+from axis_eval.adapters.supervision import (
+    NOT_JSON,
+    Reading,
+    RunNotes,
+    describe,
+    exit_message,
+    stderr_tail,
 )
 from axis_eval.adapters.transcript_builder import TranscriptBuilder
-from axis_eval.execute.process import AgentProcess, ProcessSpec, SpawnFailed, spawn
-from axis_eval.transcript.models import Transcript
 
-if TYPE_CHECKING:
-    from axis_eval.adapters.acp import AcpAdapter
-
-__all__ = ["STOP_REASON_ERRORS", "acp_mcp_servers", "run_acp_session"]
+__all__ = ["STOP_REASON_ERRORS", "AcpSession"]
 
 STOP_REASON_ERRORS = {
     "cancelled": "Agent cancelled",
@@ -52,48 +49,22 @@ STOP_REASON_ERRORS = {
 }
 """``session/prompt`` stop reasons that fail the run, with AXIS's messages."""
 
-_EXIT_WAIT_S = 1.0  # after the prompt returned and stdin closed: time to exit on its own
-_AFTER_EXIT_S = 2.0  # after the agent exited: time for its last messages to arrive
-_READER_LIMIT_S = 10.0
-_ERROR_TAIL_CHARS = 2000
-_WARNINGS_SHOWN = 20
 
+class AcpSession:
+    """One ACP run's conversation: raw messages, the handshake's answers, the outcome."""
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    converses = True
 
-
-def _describe(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-
-
-class _Refused(Exception):
-    def __init__(self, kind: ErrorKind, message: str) -> None:
-        super().__init__(message)
-        self.kind: ErrorKind = kind
-        self.message = message
-
-
-class _Session:
-    """One ACP run's state: transcript, raw messages, warnings and why it stopped."""
-
-    def __init__(self, adapter: AcpAdapter, inp: AdapterInput, control: RunControl) -> None:
+    def __init__(
+        self, adapter: AcpAdapter, inp: AdapterInput, builder: TranscriptBuilder, notes: RunNotes
+    ) -> None:
         self.adapter = adapter
         self.inp = inp
-        self.control = control
-        self.builder = TranscriptBuilder(adapter.name, inp.agent.model)
-        self.builder.user(inp.prompt)
-        self.acp = AcpTranscript(self.builder)
+        self.builder = builder
+        self.notes = notes
+        self.acp = AcpTranscript(builder)
         self.raw_output: list[str] = []
-        self.warnings: list[str] = []
-        self.warning_counts: dict[str, int] = {}
-        self.stop: tuple[ErrorKind, str] | None = None
-        self.limit_hit = asyncio.Event()
-        self.tokens_seen = 0
-        self.stderr = bytearray()
-        self.stderr_bytes = 0
-        self.started_at = _now()
+        """Every message, one JSON line each: ``{"t": seconds, "dir": …, "msg": …}``."""
         self.t0 = time.monotonic()
         self.methods: dict[Any, str] = {}  # our request ids → method
         self.results: dict[str, Any] = {}  # method → raw result
@@ -103,13 +74,20 @@ class _Session:
         self.disconnected = False
         self.prompt_result: dict[str, Any] | None = None
         self.session_model: str | None = None
+        self._conn: Any = None
 
-    # -- messages ---------------------------------------------------------------------
+    def stdin_data(self) -> bytes | None:
+        return None  # the prompt goes in session/prompt
+
+    def spawn_env(self) -> dict[str, str]:
+        if self.adapter.spawn_env is None:
+            return {}
+        return {str(k): str(v) for k, v in self.adapter.spawn_env(self.inp).items()}
+
+    # -- messages (the transport's MessageSink) ----------------------------------------
 
     def warn(self, key: str, message: str) -> None:
-        count = self.warning_counts[key] = self.warning_counts.get(key, 0) + 1
-        if count <= _WARNINGS_SHOWN:
-            self.warnings.append(message)
+        self.notes.warn(key, message)
 
     def record(self, direction: str, message: dict[str, Any]) -> None:
         line = {"t": round(time.monotonic() - self.t0, 3), "dir": direction, "msg": message}
@@ -120,7 +98,9 @@ class _Session:
     def non_json(self, text: str) -> None:
         line = {"t": round(time.monotonic() - self.t0, 3), "dir": "agent->client", "text": text}
         self.raw_output.append(json.dumps(line, ensure_ascii=False))
-        self.warn("stdout", f"the agent printed a stdout line that is not JSON-RPC: {text[:200]}")
+        self.notes.warn(
+            NOT_JSON, f"the agent printed a stdout line that is not JSON-RPC: {text[:200]}"
+        )
 
     def incoming(self, message: dict[str, Any]) -> bool:
         """Record and map one message from the agent; False when the SDK need not see it."""
@@ -132,8 +112,10 @@ class _Session:
                 try:
                     self.acp.update(params.get("update"))
                 except Exception as exc:  # a malformed update must not end the session
-                    self.warn("update", f"a session/update could not be read: {_describe(exc)}")
-                self.count_tokens()
+                    self.notes.warn(
+                        "update", f"a session/update could not be read: {describe(exc)}"
+                    )
+                self._output_grew()
             return False
         if method == "session/request_permission" and isinstance(params, dict):
             call = params.get("toolCall")
@@ -148,33 +130,23 @@ class _Session:
                 self.results[sent] = message["result"]
         return True
 
-    # -- tokens -----------------------------------------------------------------------
+    def _output_grew(self) -> None:
+        live_usage = self.acp.turn_usage or self.acp.usage_update
+        if live_usage is not None and self.prompt_result is None:
+            self.builder.set_usage(live_usage)
+        self.notes.output_grew()
 
     def live_tokens(self) -> int:
         return max(self.acp.estimated_tokens, self.builder.transcript.usage.total)
 
-    def count_tokens(self, *, final: bool = False) -> None:
-        live_usage = self.acp.turn_usage or self.acp.usage_update
-        if live_usage is not None and self.prompt_result is None:
-            self.builder.set_usage(live_usage)
-        on_tokens = self.control.on_tokens
-        live = self.live_tokens()
-        if on_tokens is None or live <= self.tokens_seen or (self.stop and not final):
-            return
-        self.tokens_seen = live
-        try:
-            verdict = on_tokens(live)
-        except Exception as exc:
-            self.warn("tokens", f"on_tokens raised {_describe(exc)}")
-            return
-        if verdict is not None and not final:
-            self.stop = verdict
-            self.limit_hit.set()
-
     # -- the conversation -------------------------------------------------------------
 
-    async def converse(self, conn: Any) -> None:
+    async def read(self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter | None) -> None:
         """initialize → session/new → session/prompt; never raises (but for cancellation)."""
+        assert stdin is not None, "an ACP agent is started with stdin kept open"
+        client = cast(acp.Client, AcpClient())  # implements the handlers it needs
+        conn: Any = acp.connect_to_agent(client, StdioTransport(stdout, stdin, self))
+        self._conn = conn
         try:
             self.step = "initialize"
             init = await conn.initialize(
@@ -208,83 +180,26 @@ class _Session:
             raw = self.results.get(self.step)
             if self.step == "session/prompt" and isinstance(raw, dict):
                 self.prompt_result = raw  # the agent answered; only the typed check failed
-                self.warn("schema", f"the session/prompt result is off-schema: {exc}"[:300])
+                self.notes.warn("schema", f"the session/prompt result is off-schema: {exc}"[:300])
             else:
                 self.failure = f"ACP {self.step}: the agent's answer is malformed: {exc}"[:500]
         except (ConnectionError, OSError):
             self.disconnected = True
         except Exception as exc:  # anything else the library raises ends the session
-            self.failure = f"ACP {self.step} failed: {_describe(exc)}"
+            self.failure = f"ACP {self.step} failed: {describe(exc)}"
 
     def _raw_result(self, method: str) -> dict[str, Any]:
         raw = self.results.get(method)
         return raw if isinstance(raw, dict) else {}
 
-    async def read_stderr(self, reader: asyncio.StreamReader) -> None:
-        while chunk := await reader.read(64 * 1024):
-            self.stderr_bytes += len(chunk)
-            self.stderr += chunk
-            if len(self.stderr) > 2 * STDERR_CAP_BYTES:
-                del self.stderr[:-STDERR_CAP_BYTES]
-
-    async def supervise(self, proc: AgentProcess) -> None:
-        """Talk to the agent until the prompt returns or the run must stop; then stop it."""
-        assert proc.stdin is not None
-        stderr_task = asyncio.ensure_future(self.read_stderr(proc.stderr))
-        client = cast(acp.Client, AcpClient())  # implements the handlers it needs
-        conn = acp.connect_to_agent(client, StdioTransport(proc.stdout, proc.stdin, self))
-        talk = asyncio.ensure_future(self.converse(conn))
-        exited = asyncio.ensure_future(proc.wait())
-        cancelled = asyncio.ensure_future(self.control.cancel.wait())
-        limited = asyncio.ensure_future(self.limit_hit.wait())
-        limit_s = self.inp.time_limit_s
-        timeout = limit_s if limit_s > 0 and math.isfinite(limit_s) else None
-        deadline = None if timeout is None else time.monotonic() + timeout
-        try:
-            done, _ = await asyncio.wait(
-                {talk, exited, cancelled, limited},
-                timeout=timeout,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
-            if exited in done and talk not in done:
-                # The agent is gone: its last messages may still be in the pipe.
-                left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-                wait_s = _AFTER_EXIT_S if left is None else min(_AFTER_EXIT_S, left)
-                done2, _ = await asyncio.wait(
-                    {talk, cancelled, limited}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED
-                )
-                done |= done2
-                if not done2:
-                    self.disconnected = True
-            if talk not in done and self.stop is None:
-                if cancelled in done:
-                    self.stop = ("cancelled", self.control.cancel_reason or "Run cancelled")
-                elif exited not in done:
-                    self.stop = ("timeout", time_limit_message(limit_s))
-            if talk in done and not exited.done():
-                proc.stdin.close()  # the prompt is answered: EOF, then a moment to exit
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(exited), _EXIT_WAIT_S)
-            await proc.stop(self.control.grace_s)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(stderr_task), _READER_LIMIT_S)
-        finally:
-            for task in (talk, exited, cancelled, limited, stderr_task):
-                task.cancel()
-            await asyncio.gather(
-                talk, exited, cancelled, limited, stderr_task, return_exceptions=True
-            )
+    async def close(self) -> None:
+        """Close the connection (kept open until the agent was stopped, so the messages it
+        sends after its answer are still recorded)."""
+        if self._conn is not None:
             with contextlib.suppress(Exception):
-                await conn.close()
+                await self._conn.close()
 
     # -- the outcome ------------------------------------------------------------------
-
-    def stderr_text(self) -> str:
-        if self.stderr_bytes > STDERR_CAP_BYTES:
-            self.warn(
-                "stderr", f"stderr was {self.stderr_bytes} bytes; kept the last {STDERR_CAP_BYTES}"
-            )
-        return bytes(self.stderr[-STDERR_CAP_BYTES:]).decode("utf-8", "replace")
 
     def _usage(self) -> TokenUsage | None:
         result = self.prompt_result
@@ -294,9 +209,9 @@ class _Session:
                 try:
                     usage = self.adapter.extract_usage(result)
                 except Exception as exc:
-                    self.warn("extract_usage", f"extract_usage raised {_describe(exc)}")
+                    self.notes.warn("extract_usage", f"extract_usage raised {describe(exc)}")
                 if usage is not None and not isinstance(usage, TokenUsage):
-                    self.warn("extract_usage", "extract_usage did not return a TokenUsage")
+                    self.notes.warn("extract_usage", "extract_usage did not return a TokenUsage")
                     usage = None
             if usage is None:
                 usage = prompt_usage(result)
@@ -319,7 +234,18 @@ class _Session:
         if estimate is not None:
             self.builder.set_cost(estimate, estimated=True)
 
-    def finish(self, exit_code: int | None, stderr: str, cli_version: str | None) -> AgentOutput:
+    async def _cli_version(self) -> str | None:
+        if self.adapter.version is None:
+            return None
+        try:  # may run `<cli> --version` once (cached): not on the event loop
+            return await asyncio.to_thread(self.adapter.version, self.inp)
+        except Exception as exc:
+            name = self.adapter.name
+            self.notes.warn("version", f"{name}: could not read the CLI version: {describe(exc)}")
+            return None
+
+    async def finish(self, exit_code: int | None, stderr: str, stopped: bool) -> Reading:
+        cli_version = await self._cli_version()
         self.acp.finish()
         usage = self._usage()
         if usage is not None:
@@ -329,151 +255,23 @@ class _Session:
         version = cli_version or self.agent_info.get("version")
         if version:
             transcript.agent_version = str(version)
-        error, kind = self._error(stderr, exit_code, transcript)
         answered = self.prompt_result is not None or (
             self.failure is not None and not self.disconnected
         )
-        if answered and self.stop is None:
-            # As AXIS: the agent answered (a result or a JSON-RPC error) and was then told
-            # to exit, so its own exit code says nothing; report the session's outcome.
-            exit_code = 0 if error is None else 1
-        self.count_tokens(final=True)
-        result = transcript.result
-        failed = error is not None or (result is None and exit_code != 0)
-        return self.output(transcript, stderr, exit_code, result, error, kind, failed)
+        error = None if stopped else self._error(exit_code, stderr)
+        return Reading(error, answered=answered)
 
-    def _error(
-        self, stderr: str, exit_code: int | None, transcript: Transcript
-    ) -> tuple[str | None, ErrorKind | None]:
-        if self.stop is not None:
-            return self.stop[1], self.stop[0]
+    def _error(self, exit_code: int | None, stderr: str) -> str | None:
+        """What went wrong in the conversation (the supervisor decides the rest)."""
         if self.failure is not None:
-            tail = _stderr_tail(stderr)
-            return self.failure + (f"\n{tail}" if tail and self.disconnected else ""), "agent"
+            tail = stderr_tail(stderr)
+            return self.failure + (f"\n{tail}" if tail and self.disconnected else "")
         if self.prompt_result is None:
-            what = f"during {self.step}" if self.step else ""
             if exit_code is not None and exit_code != 0:
-                reason = _exit_message(exit_code)
+                reason = exit_message(exit_code)
             else:
                 reason = "The agent closed the ACP connection"
-            tail = _stderr_tail(stderr)
-            return f"{reason} {what}".strip() + (f"\n{tail}" if tail else ""), "agent"
+            tail = stderr_tail(stderr)
+            return f"{reason} during {self.step}" + (f"\n{tail}" if tail else "")
         stop_reason = self.prompt_result.get("stopReason")
-        if stop_reason in STOP_REASON_ERRORS:
-            return STOP_REASON_ERRORS[stop_reason], "agent"
-        work = ("assistant", "thinking", "tool")
-        if transcript.result is None and not any(e.type in work for e in transcript.entries):
-            return "Agent produced no output", "agent"
-        return None, None
-
-    def output(
-        self,
-        transcript: Transcript,
-        stderr: str,
-        exit_code: int | None,
-        result: str | None,
-        error: str | None,
-        kind: ErrorKind | None,
-        failed: bool,
-    ) -> AgentOutput:
-        warnings = list(self.warnings)
-        warnings += [
-            f"… and {n - _WARNINGS_SHOWN} more {key} warnings"
-            for key, n in self.warning_counts.items()
-            if n > _WARNINGS_SHOWN
-        ]
-        return AgentOutput(
-            transcript=transcript,
-            raw_output=self.raw_output,
-            stderr=stderr,
-            exit_code=exit_code,
-            result=result,
-            error=error,
-            error_kind=kind if error is not None else None,
-            failed=failed,
-            started_at=self.started_at,
-            ended_at=transcript.ended_at or _now(),
-            duration_ms=int((time.monotonic() - self.t0) * 1000),
-            warnings=warnings,
-        )
-
-    def refused(self, kind: ErrorKind, message: str) -> AgentOutput:
-        transcript = self.builder.finish()
-        transcript.result = None
-        return self.output(transcript, "", None, None, message, kind, True)
-
-
-def _stderr_tail(stderr: str) -> str | None:
-    lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
-    picked: list[str] = []
-    size = 0
-    for line in reversed(lines):
-        if picked and size + len(line) + 1 > _ERROR_TAIL_CHARS:
-            break
-        picked.append(line[-_ERROR_TAIL_CHARS:])
-        size += len(picked[-1]) + 1
-    return "\n".join(reversed(picked)) or None
-
-
-def _exit_message(code: int) -> str:
-    if code < 0:
-        try:
-            return f"Agent process was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"Agent process was killed by signal {-code}"
-    return f"Agent process exited with non-zero code {code}"
-
-
-async def run_acp_session(
-    adapter: AcpAdapter, inp: AdapterInput, control: RunControl
-) -> AgentOutput:
-    """Run the ACP agent once in ``inp.workspace``; never raises for the agent's faults."""
-    run = _Session(adapter, inp, control)
-    name = adapter.name
-    try:
-        try:
-            argv = resolve_argv_prefix(adapter, inp)
-            args = adapter.build_args(inp)
-            if not isinstance(args, list | tuple) or not all(isinstance(a, str) for a in args):
-                raise AdapterConfigError(f"{name}: build_args must return a list of strings")
-            argv += list(args)
-        except AdapterConfigError as exc:
-            raise _Refused("spawn", exc.message) from exc
-        except Exception as exc:
-            raise _Refused("spawn", f"{name}: {_describe(exc)}") from exc
-        if control.cancel.is_set():
-            raise _Refused("cancelled", control.cancel_reason or "Run cancelled")
-        if adapter.prepare is not None:
-            try:
-                adapter.prepare(inp)
-            except Exception as exc:
-                raise _Refused("setup", f"{name}: prepare raised {_describe(exc)}") from exc
-        env = dict(inp.env)  # after prepare, which may add to it (as with the runner)
-        if adapter.spawn_env is not None:
-            try:
-                extra = adapter.spawn_env(inp)
-                env.update({str(k): str(v) for k, v in extra.items()})
-            except Exception as exc:
-                raise _Refused("setup", f"{name}: env raised {_describe(exc)}") from exc
-        spec = ProcessSpec(argv, inp.workspace, env, control.marker, stdin_pipe=True)
-        try:
-            proc = await spawn(spec)
-        except SpawnFailed as exc:
-            where = " (is it installed and on PATH?)" if "not found" in str(exc) else ""
-            raise _Refused("spawn", f"Could not start the {name} agent: {exc}{where}") from exc
-        except (OSError, ValueError) as exc:
-            raise _Refused("spawn", f"Could not start the {name} agent: {exc}") from exc
-    except _Refused as refused:
-        return run.refused(refused.kind, refused.message)
-    try:
-        await run.supervise(proc)
-    finally:
-        with contextlib.suppress(Exception):
-            await proc.stop(control.grace_s)
-    cli_version: str | None = None
-    if adapter.version is not None:
-        try:  # may run `<cli> --version` once (cached): not on the event loop
-            cli_version = await asyncio.to_thread(adapter.version, inp)
-        except Exception as exc:
-            run.warn("version", f"{name}: could not read the CLI version: {_describe(exc)}")
-    return run.finish(proc.returncode, run.stderr_text(), cli_version)
+        return STOP_REASON_ERRORS.get(stop_reason) if isinstance(stop_reason, str) else None

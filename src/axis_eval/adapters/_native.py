@@ -2,8 +2,9 @@
 
 Each built-in resolves its CLI from the pinned cache (``axis agents install``) or PATH,
 records the CLI's exact version, maps ``model`` and ``flags`` to CLI flags, and keeps all
-of the agent's state under the job's HOME. Nothing here spawns the agent; the adapters
-are ordinary :class:`~axis_eval.adapters.base.AgentAdapter` objects.
+of the agent's state under the job's HOME. Each built-in's module declares what is its own
+as one :class:`NativeRecipe` (``NATIVE``); :meth:`NativeRecipe.adapter` turns it into an
+ordinary :class:`~axis_eval.adapters.base.AgentAdapter`. Nothing here spawns the agent.
 """
 
 from __future__ import annotations
@@ -12,25 +13,30 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from axis_eval._types import TokenUsage
-from axis_eval.adapters import install
-from axis_eval.adapters.base import AdapterConfigError, AdapterInput
+from axis_eval.adapters import base, install, skills
+from axis_eval.adapters.base import flag_args
 from axis_eval.adapters.builtins import BuiltinAgent
 
 __all__ = [
     "NativeCli",
+    "NativeRecipe",
+    "NativeState",
     "as_text",
     "endpoint_base",
     "flag_args",
     "has_flag",
+    "install_skills",
+    "openai_base",
     "package_version",
     "parse_version",
     "set_agent_env",
+    "set_base_url",
     "xdg_env",
 ]
 
@@ -49,8 +55,8 @@ def package_version(binary: str) -> str | None:
     """The npm package version of a CLI installed from npm, read from its package.json.
 
     Follows symlinks (``node_modules/.bin/claude`` → ``@anthropic-ai/claude-code/bin/…``)
-    and walks up at most four folders, staying inside ``node_modules``. Instant, unlike
-    ``<cli> --version`` (Gemini takes ~2.5 s to start).
+    and walks up at most four folders, staying inside ``node_modules``. Reading a file is
+    instant; ``<cli> --version`` starts the whole CLI, which for some (Gemini) is slow.
     """
     try:
         path = Path(binary).resolve()
@@ -74,25 +80,13 @@ def package_version(binary: str) -> str | None:
     return None
 
 
-def flag_args(flags: Mapping[str, str | bool]) -> list[str]:
-    """Agent ``flags``: true → ``--k``, a string → ``--k value``, false → nothing."""
-    out: list[str] = []
-    for key, value in flags.items():
-        flag = key if key.startswith("-") else f"--{key}"
-        if value is True:
-            out.append(flag)
-        elif isinstance(value, str):
-            out += [flag, value]
-    return out
-
-
 def has_flag(flags: Mapping[str, str | bool], *names: str) -> bool:
     """Whether ``flags`` mentions any of ``names`` (with or without dashes), any value."""
     wanted = {n.lstrip("-") for n in names}
     return any(key.lstrip("-") in wanted for key in flags)
 
 
-def model_args(inp: AdapterInput, *aliases: str) -> list[str]:
+def model_args(inp: base.AdapterInput, *aliases: str) -> list[str]:
     """``--model M`` for the agent entry's model, unless ``flags`` already set it (as
     ``model`` or one of ``aliases``)."""
     if inp.agent.model and not has_flag(inp.agent.flags, "model", *aliases):
@@ -115,10 +109,28 @@ def endpoint_base(endpoint: str) -> str:
     return endpoint.rstrip("/")
 
 
-def set_agent_env(inp: AdapterInput, values: Mapping[str, str]) -> None:
+def openai_base(endpoint: str) -> str:
+    """The endpoint as an OpenAI-compatible base URL (``…/v1``)."""
+    base = endpoint_base(endpoint)
+    return base if base.endswith("/v1") else base + "/v1"
+
+
+def set_base_url(inp: base.AdapterInput, variable: str) -> None:
+    """Point the CLI's base-URL ``variable`` at the entry's endpoint, when there is one."""
+    if inp.endpoint:
+        set_agent_env(inp, {variable: endpoint_base(inp.endpoint)})
+
+
+def install_skills(inp: base.AdapterInput, target: Path) -> None:
+    """Copy the entry's skills into ``target`` (the CLI's skills folder under HOME)."""
+    if inp.skills:
+        skills.install_skills(inp.skills, inp.env.get("AXIS_CONFIG_DIR"), target)
+
+
+def set_agent_env(inp: base.AdapterInput, values: Mapping[str, str]) -> None:
     """Add variables to the agent's environment from ``prepare``.
 
-    The runner copies ``inp.env`` for the spawn after ``prepare`` returns, so updating it
+    The supervisor copies ``inp.env`` for the spawn after ``prepare`` returns, so updating it
     here reaches the agent. (Values that depend on the input, such as the endpoint, have no
     other place: ``isolation_env`` only sees the workspace and HOME.)
     """
@@ -198,18 +210,18 @@ class NativeCli:
         version = detect_version(binary) if binary else None
         return cls(builtin, binary, version)
 
-    def resolve_command(self, inp: AdapterInput) -> list[str]:
+    def resolve_command(self, inp: base.AdapterInput) -> list[str]:
         """The default argv prefix: the resolved CLI (an entry's ``command`` wins anyway)."""
         if self.binary is None:
             pkg = install.PINS.get(self.builtin.name)
             hint = install.install_command([self.builtin.name]) if pkg else "install it"
-            raise AdapterConfigError(
+            raise base.AdapterConfigError(
                 f"the {self.builtin.name!r} agent's CLI ({self.builtin.command[0]}) is not "
                 f"installed; run `{hint}`"
             )
         return [self.binary]
 
-    def version_for(self, inp: AdapterInput) -> str | None:
+    def version_for(self, inp: base.AdapterInput) -> str | None:
         """The CLI version for this run (the ``command`` override's, when it has one)."""
         command = inp.agent.command
         if not command:
@@ -217,12 +229,12 @@ class NativeCli:
         found = shutil.which(command[0], path=inp.env.get("PATH")) or command[0]
         return package_version(found) if os.path.exists(found) else None
 
-    def remember(self, inp: AdapterInput) -> None:
+    def remember(self, inp: base.AdapterInput) -> None:
         """Called from ``build_args``: the version the next ``initial_state`` records."""
         self._next_version = self.version_for(inp)
 
     def take_version(self) -> str | None:
-        """Called from ``initial_state`` (which the runner calls right after ``build_args``)."""
+        """Called from ``initial_state`` (which the supervisor calls right after ``build_args``)."""
         version, self._next_version = self._next_version, None
         return version
 
@@ -237,7 +249,7 @@ def detect_version(binary: str) -> str | None:
     return _DETECTED[binary]
 
 
-def config_dir(inp: AdapterInput, variable: str, default: str) -> Path:
+def config_dir(inp: base.AdapterInput, variable: str, default: str) -> Path:
     """An agent config folder from the job's environment (``CLAUDE_CONFIG_DIR`` …), created."""
     folder = Path(inp.env.get(variable) or os.path.join(inp.home, default))
     folder.mkdir(parents=True, exist_ok=True)
@@ -250,3 +262,95 @@ def first_text(values: Iterable[Any]) -> str | None:
         if isinstance(value, str) and value.strip():
             return value
     return None
+
+
+@dataclass
+class NativeState:
+    """What every native built-in's run state holds; each built-in's state adds its own."""
+
+    version: str | None = None
+    """The CLI's version: the one started, unless its stream names its own."""
+    model: str | None = None
+    """The model the stream names."""
+
+
+S = TypeVar("S", bound=NativeState)
+
+
+@dataclass(frozen=True)
+class NativeRecipe(Generic[S]):
+    """What one native built-in declares: how to start its CLI and how to read it.
+
+    Everything the three built-ins do alike is :meth:`adapter`'s: the prompt on stdin, the
+    CLI's exact version in each run's state, the ``XDG_*`` folders under the job's HOME,
+    the base-URL variable passed through when set, stdout lines that are not JSON objects
+    warned about, the CLI's version and model recorded in the transcript.
+    """
+
+    args: Callable[[base.AdapterInput], list[str]]
+    """The arguments after the CLI (the prompt goes to stdin)."""
+    home_env: Callable[[str], dict[str, str]]
+    """``home -> variables`` set for every job, besides the ``XDG_*`` folders."""
+    base_url_env: str
+    """The CLI's base-URL variable, passed through from the parent when set."""
+    prepare: Callable[[base.AdapterInput], None]
+    """Writes the job's config files under HOME before the spawn."""
+    state: Callable[[str | None], S]
+    """``version -> `` a fresh run state (the state dataclass: its first field is the
+    version of the CLI started)."""
+    on_line: Callable[[dict[str, Any], base.StreamContext[S]], None]
+    """Maps one stdout JSON object into the transcript."""
+    get_result: Callable[[base.ResultContext[S]], base.AdapterResult]
+    """Reads the answer; the transcript already has the version and model (:meth:`result`)."""
+    on_end: Callable[[base.StreamContext[S]], None] | None = None
+    """Runs once after stdout ends."""
+
+    def adapter(
+        self, builtin: BuiltinAgent, *, require_binary: bool = True
+    ) -> base.AgentAdapter[S]:
+        """The built-in's adapter, its CLI found now (``require_binary=False``: every agent
+        entry sets ``command``, so a missing CLI is no error yet).
+
+        Raises:
+            PreflightError: the CLI is not installed (and ``require_binary``).
+        """
+        cli = NativeCli.load(builtin, require_binary=require_binary)
+
+        def build_args(inp: base.AdapterInput) -> list[str]:
+            cli.remember(inp)
+            return self.args(inp)
+
+        def initial_state() -> S:
+            return self.state(cli.take_version())
+
+        def isolation_env(workspace: str, home: str) -> dict[str, str]:
+            return {**xdg_env(home), **self.home_env(home)}
+
+        def on_line(event: Any, ctx: base.StreamContext[S]) -> None:
+            if isinstance(event, dict):
+                self.on_line(event, ctx)
+            else:
+                ctx.warn(f"{builtin.name}: a stdout line is JSON but not an object")
+
+        return base.create_agent_adapter(
+            name=builtin.name,
+            build_args=build_args,
+            initial_state=initial_state,
+            stream=base.LinesMode(on_line=on_line, on_end=self.on_end),
+            get_result=self.result,
+            resolve_command=cli.resolve_command,
+            prompt_via="stdin",
+            required_env=builtin.required_env,
+            optional_env=(self.base_url_env,),
+            isolation_env=isolation_env,
+            prepare=self.prepare,
+        )
+
+    def result(self, ctx: base.ResultContext[S]) -> base.AdapterResult:
+        """``get_result``, after recording the CLI's version and the model (unless the
+        transcript already names one) in the transcript."""
+        transcript = ctx.transcript.transcript
+        transcript.agent_version = ctx.state.version
+        if transcript.model is None and ctx.state.model:
+            transcript.model = ctx.state.model
+        return self.get_result(ctx)

@@ -1,21 +1,20 @@
 """Agent Client Protocol (ACP) agents: any CLI with an ACP mode, driven over stdio.
 
 :func:`create_acp_adapter` is the Python counterpart of AXIS's ``createAcpBasedAdapter``:
-it builds an :class:`AcpAdapter`, which :func:`axis_eval.adapters.runner.run_adapter`
-runs through its :meth:`AcpAdapter.run` coroutine instead of a stdout stream mode (ACP
-frames its own messages). :func:`builtin_acp_adapter` turns a built-in ACP agent
-(``claude-sdk``, ``gemini-acp``, ``qwen-code``, ``opencode``, ``goose`` …) into one.
-See ``docs/acp.md``.
+it builds an :class:`AcpAdapter`, which says how to start the agent; the supervisor
+(:mod:`axis_eval.execute.supervise`) runs it and talks to it through an ACP session
+(:mod:`._acp_session`) instead of a stdout stream mode (ACP frames its own messages).
+:func:`builtin_acp_adapter` turns a built-in ACP agent (``claude-sdk``, ``gemini-acp``,
+``qwen-code``, ``opencode``, ``goose`` …) into one. See ``docs/acp.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from axis_eval._types import TokenUsage
-from axis_eval.adapters._acp_session import STOP_REASON_ERRORS, acp_mcp_servers, run_acp_session
 from axis_eval.adapters.base import (
     AdapterConfigError,
     AdapterInput,
@@ -26,13 +25,10 @@ from axis_eval.adapters.base import (
     StreamContext,
 )
 from axis_eval.adapters.builtins import BuiltinAgent
-from axis_eval.adapters.runner import AgentOutput, RunControl
 
 __all__ = [
-    "STOP_REASON_ERRORS",
     "AcpAdapter",
     "ExtractUsage",
-    "acp_mcp_servers",
     "builtin_acp_adapter",
     "create_acp_adapter",
 ]
@@ -47,7 +43,7 @@ def _no_args(inp: AdapterInput) -> list[str]:
 
 
 def _unused_line(value: Any, ctx: StreamContext[Any]) -> None:
-    """ACP adapters do not read stdout line by line; :meth:`AcpAdapter.run` does it all."""
+    """ACP adapters do not read stdout line by line; the ACP session does it all."""
 
 
 def _unused_result(ctx: ResultContext[Any]) -> AdapterResult:
@@ -59,8 +55,10 @@ class AcpAdapter(AgentAdapter[Any]):
     """An adapter for an agent that speaks ACP on stdio (build it with
     :func:`create_acp_adapter`).
 
-    ``stream``, ``initial_state`` and ``get_result`` are unused placeholders: the runner
-    calls :meth:`run`, which holds the whole session.
+    ``stream``, ``initial_state`` and ``get_result`` are unused placeholders: an ACP
+    session (:class:`axis_eval.adapters._acp_session.AcpSession`) reads the agent: the
+    handshake ``initialize`` → ``session/new`` → ``session/prompt``, granting every
+    permission and serving file reads and writes, until the prompt returns.
     """
 
     extract_usage: ExtractUsage | None = None
@@ -71,16 +69,6 @@ class AcpAdapter(AgentAdapter[Any]):
     version: Callable[[AdapterInput], str | None] | None = None
     """The CLI's exact version for a run (recorded in the transcript); without it, or when
     it gives None, the version the agent names in its ``initialize`` answer."""
-
-    async def run(self, inp: AdapterInput, control: RunControl) -> AgentOutput:
-        """Run one ACP session in ``inp.workspace``; never raises for the agent's faults.
-
-        Handshake ``initialize`` → ``session/new`` → ``session/prompt``, granting every
-        permission and serving file reads and writes, until the prompt returns; then stdin
-        is closed and the process group stopped. The time limit, ``control.cancel`` and
-        ``control.on_tokens`` stop it earlier (SIGTERM, ``grace_s``, SIGKILL).
-        """
-        return await run_acp_session(self, inp, control)
 
 
 def _names(value: Sequence[str], what: str) -> tuple[str, ...]:
@@ -176,8 +164,19 @@ def builtin_acp_adapter(builtin: BuiltinAgent, *, require_binary: bool = True) -
         PreflightError: the CLI is not installed (the message gives the install command).
         AdapterConfigError: ``builtin`` is not an ACP agent.
     """
-    from axis_eval.adapters._acp_builtins import build_builtin
+    from axis_eval.adapters._acp_builtins import builtin_recipe
 
     if builtin.protocol != "acp":
         raise AdapterConfigError(f"the built-in agent {builtin.name!r} does not speak ACP")
-    return build_builtin(builtin, require_binary=require_binary)
+    recipe = builtin_recipe(builtin, require_binary=require_binary)
+    adapter = create_acp_adapter(
+        name=builtin.name,
+        command=list(builtin.command),
+        required_env=builtin.required_env,
+        optional_env=recipe.optional_env,
+        isolation_env=recipe.isolation_env,
+        prepare=recipe.prepare,
+        build_args=recipe.build_args,
+        env=recipe.env,
+    )
+    return replace(adapter, resolve_command=recipe.resolve_command, version=recipe.version)

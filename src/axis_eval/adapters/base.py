@@ -1,16 +1,17 @@
 """What an agent adapter is: how to start an agent CLI and how to read what it prints.
 
 An :class:`AgentAdapter` is data plus a few callbacks. It never spawns anything itself;
-:func:`axis_eval.adapters.runner.run_adapter` starts the process, feeds its output to the
-adapter's stream callbacks and asks :attr:`AgentAdapter.get_result` for the answer. Build
-one with :func:`create_agent_adapter`, the Python counterpart of AXIS's
-``createAgentAdapter``. Nothing here does I/O.
+the supervisor (:func:`axis_eval.execute.supervise.run_agent`) starts the process, feeds
+its output to the adapter's stream callbacks (:mod:`.streams`) and asks
+:attr:`AgentAdapter.get_result` for the answer. Build one with
+:func:`create_agent_adapter`, the Python counterpart of AXIS's ``createAgentAdapter``.
+Nothing here does I/O.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -31,7 +32,9 @@ __all__ = [
     "PromptVia",
     "ResultContext",
     "StreamContext",
+    "command_line",
     "create_agent_adapter",
+    "flag_args",
     "resolve_argv_prefix",
 ]
 
@@ -162,9 +165,9 @@ class AgentAdapter(Generic[S]):
     """The default argv prefix; the agent entry's ``command`` replaces it when set."""
     prompt_via: PromptVia = "argv"
     required_env: tuple[str, ...] = ()
+    """Variables of which one must be set before any job starts (checked at pre-flight)."""
     optional_env: tuple[str, ...] = ()
     """Variables passed through from the parent when set (e.g. the CLI's base-URL variable)."""
-    """Variables of which one must be set before any job starts (checked at pre-flight)."""
     isolation_env: Callable[[str, str], dict[str, str]] | None = None
     """``(workspace, home) -> variables`` set for every job, e.g. a config dir under HOME."""
     prepare: Callable[[AdapterInput], None] | None = None
@@ -190,6 +193,31 @@ def resolve_argv_prefix(adapter: AgentAdapter[Any], inp: AdapterInput) -> list[s
         )
     _check_strings(prefix, f"{adapter.name}: resolve_command")
     return list(prefix)
+
+
+def flag_args(flags: Mapping[str, str | bool]) -> list[str]:
+    """Agent ``flags``: true → ``--k``, a string → ``--k value``, false → nothing."""
+    out: list[str] = []
+    for key, value in flags.items():
+        flag = key if key.startswith("-") else f"--{key}"
+        if value is True:
+            out.append(flag)
+        elif isinstance(value, str):
+            out += [flag, value]
+    return out
+
+
+def command_line(adapter: AgentAdapter[Any], inp: AdapterInput) -> list[str]:
+    """The whole argv of one run: :func:`resolve_argv_prefix`, then ``build_args(inp)``.
+
+    Raises:
+        AdapterConfigError: either part is not a list of strings.
+    """
+    argv = resolve_argv_prefix(adapter, inp)
+    args = adapter.build_args(inp)
+    if not isinstance(args, list | tuple) or not all(isinstance(a, str) for a in args):
+        raise AdapterConfigError(f"{adapter.name}: build_args must return a list of strings")
+    return argv + list(args)
 
 
 def _check_strings(value: object, what: str) -> None:

@@ -5,7 +5,7 @@ Command: ``claude -p --output-format stream-json --verbose --strict-mcp-config
 [--model M] [flags]`` with the prompt on stdin. All state lives in ``CLAUDE_CONFIG_DIR``
 under the job's HOME; telemetry, the updater, error reporting and non-essential traffic
 are off; retries are bounded (``CLAUDE_CODE_MAX_RETRIES=1``) so an unreachable API fails
-in about a second; ``IS_SANDBOX=1`` lets ``bypassPermissions`` run as root.
+fast instead of being retried; ``IS_SANDBOX=1`` lets ``bypassPermissions`` run as root.
 """
 
 from __future__ import annotations
@@ -15,19 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from axis_eval._types import TokenUsage
-from axis_eval.adapters import _native, mcp_files, skills
-from axis_eval.adapters.base import (
-    AdapterInput,
-    AdapterResult,
-    AgentAdapter,
-    LinesMode,
-    ResultContext,
-    StreamContext,
-    create_agent_adapter,
-)
-from axis_eval.adapters.builtins import BuiltinAgent
+from axis_eval.adapters import _native, mcp_files
+from axis_eval.adapters.base import AdapterInput, AdapterResult, ResultContext, StreamContext
 
-__all__ = ["CLAUDE_ENV", "PERMISSION_FLAGS", "adapter_for", "on_line"]
+__all__ = ["CLAUDE_ENV", "NATIVE", "PERMISSION_FLAGS", "on_line"]
 
 CLAUDE_ENV = {
     "DISABLE_TELEMETRY": "1",
@@ -52,12 +43,9 @@ PERMISSION_FLAGS = (
 
 
 @dataclass
-class ClaudeState:
+class ClaudeState(_native.NativeState):
     """What one run's stream has told us so far."""
 
-    version: str | None = None
-    """From ``system/init``'s ``claude_code_version``, else the CLI we started."""
-    model: str | None = None
     session_id: str | None = None
     result: dict[str, Any] | None = None
     """The ``result`` event."""
@@ -167,11 +155,8 @@ def _on_user(event: dict[str, Any], ctx: StreamContext[ClaudeState]) -> None:
             ctx.transcript.user(str(block["text"]))
 
 
-def on_line(event: Any, ctx: StreamContext[ClaudeState]) -> None:
+def on_line(event: dict[str, Any], ctx: StreamContext[ClaudeState]) -> None:
     """Map one stream-json event into the transcript."""
-    if not isinstance(event, dict):
-        ctx.warn("claude-code: a stdout line is JSON but not an object")
-        return
     kind = event.get("type")
     if kind == "system":
         _on_system(event, ctx)
@@ -216,10 +201,6 @@ def _on_end(ctx: StreamContext[ClaudeState]) -> None:
 
 def _get_result(ctx: ResultContext[ClaudeState]) -> AdapterResult:
     state = ctx.state
-    transcript = ctx.transcript.transcript
-    transcript.agent_version = state.version
-    if transcript.model is None and state.model:
-        transcript.model = state.model
     event = state.result
     if event is None:
         return AdapterResult(result=None, session_id=state.session_id)
@@ -241,50 +222,33 @@ def _get_result(ctx: ResultContext[ClaudeState]) -> AdapterResult:
     )
 
 
-def adapter_for(builtin: BuiltinAgent, *, require_binary: bool = True) -> AgentAdapter[Any]:
-    """The ``claude-code`` adapter.
-
-    Raises:
-        PreflightError: the CLI is not installed (and ``require_binary``).
-    """
-    cli = _native.NativeCli.load(builtin, require_binary=require_binary)
-
-    def build_args(inp: AdapterInput) -> list[str]:
-        cli.remember(inp)
-        flags = inp.agent.flags
-        args = ["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"]
-        if inp.mcp_servers:
-            folder = _native.config_dir(inp, "CLAUDE_CONFIG_DIR", ".claude")
-            args += ["--mcp-config", str(folder / "mcp.json")]
-        if not _native.has_flag(flags, *PERMISSION_FLAGS):
-            args += ["--permission-mode", "bypassPermissions"]
-        args += _native.model_args(inp)
-        return args + _native.flag_args(flags)
-
-    def initial_state() -> ClaudeState:
-        return ClaudeState(version=cli.take_version())
-
-    def isolation_env(workspace: str, home: str) -> dict[str, str]:
-        return {**_native.xdg_env(home), "CLAUDE_CONFIG_DIR": f"{home}/.claude", **CLAUDE_ENV}
-
-    def prepare(inp: AdapterInput) -> None:
+def _build_args(inp: AdapterInput) -> list[str]:
+    flags = inp.agent.flags
+    args = ["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"]
+    if inp.mcp_servers:
         folder = _native.config_dir(inp, "CLAUDE_CONFIG_DIR", ".claude")
-        mcp_files.write_claude_mcp(folder, inp.mcp_servers)
-        if inp.skills:
-            skills.install_skills(inp.skills, inp.env.get("AXIS_CONFIG_DIR"), folder / "skills")
-        if inp.endpoint:
-            _native.set_agent_env(inp, {"ANTHROPIC_BASE_URL": _native.endpoint_base(inp.endpoint)})
+        args += ["--mcp-config", str(folder / "mcp.json")]
+    if not _native.has_flag(flags, *PERMISSION_FLAGS):
+        args += ["--permission-mode", "bypassPermissions"]
+    args += _native.model_args(inp)
+    return args + _native.flag_args(flags)
 
-    return create_agent_adapter(
-        name=builtin.name,
-        build_args=build_args,
-        initial_state=initial_state,
-        stream=LinesMode(on_line=on_line, on_end=_on_end),
-        get_result=_get_result,
-        resolve_command=cli.resolve_command,
-        prompt_via="stdin",
-        required_env=builtin.required_env,
-        optional_env=("ANTHROPIC_BASE_URL",),
-        isolation_env=isolation_env,
-        prepare=prepare,
-    )
+
+def _prepare(inp: AdapterInput) -> None:
+    folder = _native.config_dir(inp, "CLAUDE_CONFIG_DIR", ".claude")
+    mcp_files.write_claude_mcp(folder, inp.mcp_servers)
+    _native.install_skills(inp, folder / "skills")
+    _native.set_base_url(inp, "ANTHROPIC_BASE_URL")
+
+
+NATIVE = _native.NativeRecipe(
+    args=_build_args,
+    home_env=lambda home: {"CLAUDE_CONFIG_DIR": f"{home}/.claude", **CLAUDE_ENV},
+    base_url_env="ANTHROPIC_BASE_URL",
+    prepare=_prepare,
+    state=ClaudeState,
+    on_line=on_line,
+    on_end=_on_end,
+    get_result=_get_result,
+)
+"""What the ``claude-code`` adapter is built from (see :mod:`._native`)."""

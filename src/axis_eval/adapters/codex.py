@@ -20,21 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from axis_eval._types import TokenUsage
-from axis_eval._util.files import atomic_write_text
-from axis_eval.adapters import _native, mcp_files, prices, skills
-from axis_eval.adapters.base import (
-    AdapterInput,
-    AdapterResult,
-    AgentAdapter,
-    LinesMode,
-    ResultContext,
-    StreamContext,
-    create_agent_adapter,
-)
-from axis_eval.adapters.builtins import BuiltinAgent
+from axis_eval.adapters import _native, mcp_files, prices
+from axis_eval.adapters.base import AdapterInput, AdapterResult, ResultContext, StreamContext
 from axis_eval.adapters.mcp_files import toml_string
+from axis_eval.files import atomic_write_text
 
-__all__ = ["API_KEY_ENV", "DEFAULT_MODEL", "SANDBOX_FLAGS", "adapter_for", "config_toml", "on_line"]
+__all__ = ["API_KEY_ENV", "DEFAULT_MODEL", "NATIVE", "SANDBOX_FLAGS", "config_toml", "on_line"]
 
 API_KEY_ENV = "CODEX_API_KEY"
 PROVIDER = "axis"
@@ -71,9 +62,7 @@ def config_toml(inp: AdapterInput) -> str:
     lines += ["", "[analytics]", "enabled = false", "", "[features]"]
     lines += [f"{name} = false" for name in _FEATURES_OFF]
     if inp.endpoint:
-        base = _native.endpoint_base(inp.endpoint)
-        if not base.endswith("/v1"):
-            base += "/v1"
+        base = _native.openai_base(inp.endpoint)
         lines += [
             "",
             f"[model_providers.{PROVIDER}]",
@@ -88,11 +77,10 @@ def config_toml(inp: AdapterInput) -> str:
 
 
 @dataclass
-class CodexState:
+class CodexState(_native.NativeState):
     """What one run's stream has told us so far."""
 
-    version: str | None = None
-    model: str | None = None
+    model: str | None = DEFAULT_MODEL
     thread_id: str | None = None
     answer: str | None = None
     """The last ``agent_message``."""
@@ -192,11 +180,8 @@ def _on_item(kind: str, item: dict[str, Any], ctx: StreamContext[CodexState]) ->
         ctx.transcript.tool_result(item_id or None, output, is_error=is_error)
 
 
-def on_line(event: Any, ctx: StreamContext[CodexState]) -> None:
+def on_line(event: dict[str, Any], ctx: StreamContext[CodexState]) -> None:
     """Map one ``codex exec --json`` event into the transcript."""
-    if not isinstance(event, dict):
-        ctx.warn("codex: a stdout line is JSON but not an object")
-        return
     kind = event.get("type")
     state = ctx.state
     if kind == "thread.started":
@@ -239,9 +224,6 @@ def on_line(event: Any, ctx: StreamContext[CodexState]) -> None:
 def _get_result(ctx: ResultContext[CodexState]) -> AdapterResult:
     state = ctx.state
     transcript = ctx.transcript.transcript
-    transcript.agent_version = state.version
-    if transcript.model is None and state.model:
-        transcript.model = state.model
     if state.usage is not None:
         cost = prices.estimate_cost(transcript.model, state.usage)
         if cost is not None:
@@ -252,53 +234,32 @@ def _get_result(ctx: ResultContext[CodexState]) -> AdapterResult:
     return AdapterResult(result=state.answer, error=error, session_id=state.thread_id)
 
 
-def adapter_for(builtin: BuiltinAgent, *, require_binary: bool = True) -> AgentAdapter[Any]:
-    """The ``codex`` adapter.
+def _build_args(inp: AdapterInput) -> list[str]:
+    flags = inp.agent.flags
+    args = ["exec", "--json"]
+    if not _native.has_flag(flags, "skip-git-repo-check"):
+        args.append("--skip-git-repo-check")
+    if not _native.has_flag(flags, *SANDBOX_FLAGS):
+        args.append("--dangerously-bypass-approvals-and-sandbox")
+    args += _native.model_args(inp, "m")
+    return args + _native.flag_args(flags)
 
-    Raises:
-        PreflightError: the CLI is not installed (and ``require_binary``).
-    """
-    cli = _native.NativeCli.load(builtin, require_binary=require_binary)
 
-    def build_args(inp: AdapterInput) -> list[str]:
-        cli.remember(inp)
-        flags = inp.agent.flags
-        args = ["exec", "--json"]
-        if not _native.has_flag(flags, "skip-git-repo-check"):
-            args.append("--skip-git-repo-check")
-        if not _native.has_flag(flags, *SANDBOX_FLAGS):
-            args.append("--dangerously-bypass-approvals-and-sandbox")
-        args += _native.model_args(inp, "m")
-        return args + _native.flag_args(flags)
+def _prepare(inp: AdapterInput) -> None:
+    folder = _native.config_dir(inp, "CODEX_HOME", ".codex")
+    path = folder / "config.toml"
+    atomic_write_text(path, config_toml(inp))
+    path.chmod(0o600)
+    _native.install_skills(inp, folder / "skills")
 
-    def initial_state() -> CodexState:
-        return CodexState(version=cli.take_version(), model=DEFAULT_MODEL)
 
-    def isolation_env(workspace: str, home: str) -> dict[str, str]:
-        return {
-            **_native.xdg_env(home),
-            "CODEX_HOME": f"{home}/.codex",
-            "CODEX_DISABLE_TELEMETRY": "1",
-        }
-
-    def prepare(inp: AdapterInput) -> None:
-        folder = _native.config_dir(inp, "CODEX_HOME", ".codex")
-        path = folder / "config.toml"
-        atomic_write_text(path, config_toml(inp))
-        path.chmod(0o600)
-        if inp.skills:
-            skills.install_skills(inp.skills, inp.env.get("AXIS_CONFIG_DIR"), folder / "skills")
-
-    return create_agent_adapter(
-        name=builtin.name,
-        build_args=build_args,
-        initial_state=initial_state,
-        stream=LinesMode(on_line=on_line),
-        get_result=_get_result,
-        resolve_command=cli.resolve_command,
-        prompt_via="stdin",
-        required_env=builtin.required_env,
-        optional_env=("OPENAI_BASE_URL",),
-        isolation_env=isolation_env,
-        prepare=prepare,
-    )
+NATIVE = _native.NativeRecipe(
+    args=_build_args,
+    home_env=lambda home: {"CODEX_HOME": f"{home}/.codex", "CODEX_DISABLE_TELEMETRY": "1"},
+    base_url_env="OPENAI_BASE_URL",
+    prepare=_prepare,
+    state=CodexState,
+    on_line=on_line,
+    get_result=_get_result,
+)
+"""What the ``codex`` adapter is built from (see :mod:`._native`)."""

@@ -6,6 +6,7 @@ events, one JSON object per line (the contract is documented in ``docs/events.md
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from axis_eval.adapters.base import (
     ResultContext,
     StreamContext,
     create_agent_adapter,
+    flag_args,
 )
 from axis_eval.config.models import DeclarativeAdapter
 
@@ -42,6 +44,8 @@ EVENT_TYPES = (
     "session",
 )
 """The normalized event types an ``ndjson`` agent may print (see ``docs/events.md``)."""
+_TEXT_EVENTS = ("assistant", "assistant_delta", "thinking", "system")
+"""The events that carry only ``text``, each recorded by the transcript method of its name."""
 
 
 def _fill(arg: str, inp: AdapterInput) -> str | None:
@@ -67,18 +71,6 @@ def _fill(arg: str, inp: AdapterInput) -> str | None:
     return _PLACEHOLDER.sub(value, arg)
 
 
-def _flags(flags: dict[str, str | bool]) -> list[str]:
-    """Agent ``flags``: true → ``--k``, false → nothing, a string → ``--k value``."""
-    out: list[str] = []
-    for key, value in flags.items():
-        flag = key if key.startswith("-") else f"--{key}"
-        if value is True:
-            out.append(flag)
-        elif isinstance(value, str):
-            out += [flag, value]
-    return out
-
-
 def declarative_adapter(name: str, spec: DeclarativeAdapter) -> AgentAdapter[Any]:
     """Build the adapter a config's ``adapters.<name>: {command, args, …}`` entry describes.
 
@@ -100,29 +92,21 @@ def declarative_adapter(name: str, spec: DeclarativeAdapter) -> AgentAdapter[Any
 
     def build_args(inp: AdapterInput) -> list[str]:
         filled = [a for a in (_fill(arg, inp) for arg in args) if a is not None]
-        return filled + _flags(inp.agent.flags)
+        return filled + flag_args(inp.agent.flags)
 
-    if spec.output == "text":
-        return create_agent_adapter(
-            name=name,
-            build_args=build_args,
-            initial_state=_new_chunks,
-            stream=AggregateMode(on_chunk=_text_chunk, on_end=_text_end),
-            get_result=_text_result,
-            resolve_command=resolve_command,
-            prompt_via=spec.prompt_via,
-            required_env=spec.required_env,
-        )
-    return create_agent_adapter(
+    make = functools.partial(
+        create_agent_adapter,
         name=name,
         build_args=build_args,
-        initial_state=_EventState,
-        stream=LinesMode(on_line=on_event, on_end=_events_end),
-        get_result=_events_result,
         resolve_command=resolve_command,
         prompt_via=spec.prompt_via,
         required_env=spec.required_env,
     )
+    if spec.output == "text":
+        stream = AggregateMode(on_chunk=_text_chunk, on_end=_text_end)
+        return make(initial_state=_new_chunks, stream=stream, get_result=_text_result)
+    lines = LinesMode(on_line=on_event, on_end=_events_end)
+    return make(initial_state=_EventState, stream=lines, get_result=_events_result)
 
 
 # -- output: text ---------------------------------------------------------------------
@@ -187,18 +171,17 @@ def _as_text(value: Any) -> str:
 
 def _apply(kind: str, event: dict[str, Any], ctx: StreamContext[_EventState]) -> None:
     t = ctx.transcript
-    if kind in ("assistant", "assistant_delta", "thinking", "system"):
+    if kind in _TEXT_EVENTS:
         text = _str(event, "text") or ""
         if kind != "system":
             ctx.feed_text(text)
-        if kind == "assistant":
-            t.assistant(text)
-        elif kind == "assistant_delta":
-            t.assistant_delta(text)
-        elif kind == "thinking":
-            t.thinking(text)
-        else:
-            t.system(text)
+        record = {
+            "assistant": t.assistant,
+            "assistant_delta": t.assistant_delta,
+            "thinking": t.thinking,
+            "system": t.system,
+        }
+        record[kind](text)
     elif kind == "tool_call":
         name = _str(event, "name") or "unknown"
         call_kind = _str(event, "kind", required=False)

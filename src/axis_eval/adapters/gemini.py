@@ -22,20 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from axis_eval._types import TokenUsage
-from axis_eval._util.files import atomic_write_text
-from axis_eval.adapters import _native, mcp_files, prices, skills
-from axis_eval.adapters.base import (
-    AdapterInput,
-    AdapterResult,
-    AgentAdapter,
-    LinesMode,
-    ResultContext,
-    StreamContext,
-    create_agent_adapter,
-)
-from axis_eval.adapters.builtins import BuiltinAgent
+from axis_eval.adapters import _native, mcp_files, prices
+from axis_eval.adapters.base import AdapterInput, AdapterResult, ResultContext, StreamContext
+from axis_eval.files import atomic_write_text
 
-__all__ = ["APPROVAL_FLAGS", "adapter_for", "on_line", "settings_for"]
+__all__ = ["APPROVAL_FLAGS", "NATIVE", "home_env", "on_line", "settings_for"]
 
 APPROVAL_FLAGS = ("yolo", "y", "approval-mode")
 """Agent ``flags`` that replace the default ``--yolo``."""
@@ -61,11 +52,9 @@ def settings_for(inp: AdapterInput) -> dict[str, Any]:
 
 
 @dataclass
-class GeminiState:
+class GeminiState(_native.NativeState):
     """What one run's stream has told us so far."""
 
-    version: str | None = None
-    model: str | None = None
     session_id: str | None = None
     result: dict[str, Any] | None = None
     errors: list[str] = field(default_factory=list)
@@ -102,11 +91,8 @@ def _on_result(event: dict[str, Any], ctx: StreamContext[GeminiState]) -> None:
         ctx.transcript.error(text)
 
 
-def on_line(event: Any, ctx: StreamContext[GeminiState]) -> None:
+def on_line(event: dict[str, Any], ctx: StreamContext[GeminiState]) -> None:
     """Map one stream-json event into the transcript."""
-    if not isinstance(event, dict):
-        ctx.warn("gemini: a stdout line is JSON but not an object")
-        return
     kind = event.get("type")
     state = ctx.state
     t = ctx.transcript
@@ -168,12 +154,8 @@ def _estimate(state: GeminiState, fallback_model: str | None, usage: TokenUsage)
 def _get_result(ctx: ResultContext[GeminiState]) -> AdapterResult:
     state = ctx.state
     transcript = ctx.transcript.transcript
-    transcript.agent_version = state.version
-    if transcript.model is None:
-        if state.model:
-            transcript.model = state.model
-        elif state.model_usage:
-            transcript.model = max(state.model_usage.items(), key=lambda kv: kv[1].total)[0]
+    if transcript.model is None and state.model_usage:
+        transcript.model = max(state.model_usage.items(), key=lambda kv: kv[1].total)[0]
     answer = ctx.transcript.last_assistant_text()
     if state.result is not None and transcript.usage.total:
         cost = _estimate(state, transcript.model, transcript.usage)
@@ -186,64 +168,49 @@ def _get_result(ctx: ResultContext[GeminiState]) -> AdapterResult:
     return AdapterResult(result=answer, session_id=state.session_id)
 
 
-def adapter_for(builtin: BuiltinAgent, *, require_binary: bool = True) -> AgentAdapter[Any]:
-    """The ``gemini`` adapter (native stream-json).
+def _build_args(inp: AdapterInput) -> list[str]:
+    flags = inp.agent.flags
+    args = ["--output-format", "stream-json"]
+    if not _native.has_flag(flags, *APPROVAL_FLAGS):
+        args.append("--yolo")
+    args += _native.model_args(inp, "m")
+    return [*args, *_native.flag_args(flags), "-p", ""]
 
-    Raises:
-        PreflightError: the CLI is not installed (and ``require_binary``).
-    """
-    cli = _native.NativeCli.load(builtin, require_binary=require_binary)
 
-    def build_args(inp: AdapterInput) -> list[str]:
-        cli.remember(inp)
-        flags = inp.agent.flags
-        args = ["--output-format", "stream-json"]
-        if not _native.has_flag(flags, *APPROVAL_FLAGS):
-            args.append("--yolo")
-        args += _native.model_args(inp, "m")
-        return [*args, *_native.flag_args(flags), "-p", ""]
+def home_env(home: str) -> dict[str, str]:
+    """Gemini CLI's variables for a job's HOME (the native and the ACP built-in share them):
+    its home and system settings inside it, telemetry off, the workspace trusted."""
+    gemini_home = f"{home}/.gemini"
+    return {
+        "GEMINI_CLI_HOME": gemini_home,
+        "GEMINI_TELEMETRY_ENABLED": "false",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH": f"{gemini_home}/system-settings.json",
+        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": f"{gemini_home}/system-defaults.json",
+    }
 
-    def initial_state() -> GeminiState:
-        return GeminiState(version=cli.take_version())
 
-    def isolation_env(workspace: str, home: str) -> dict[str, str]:
-        gemini_home = f"{home}/.gemini"
-        return {
-            **_native.xdg_env(home),
-            "GEMINI_CLI_HOME": gemini_home,
-            "GEMINI_TELEMETRY_ENABLED": "false",
-            "GEMINI_CLI_TRUST_WORKSPACE": "true",
-            "GEMINI_CLI_SYSTEM_SETTINGS_PATH": f"{gemini_home}/system-settings.json",
-            "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": f"{gemini_home}/system-defaults.json",
-        }
+def _prepare(inp: AdapterInput) -> None:
+    gemini_home = _native.config_dir(inp, "GEMINI_CLI_HOME", ".gemini")
+    dot = gemini_home / ".gemini"
+    path = dot / "settings.json"
+    atomic_write_text(path, json.dumps(settings_for(inp), indent=2) + "\n")
+    path.chmod(0o600)
+    for name in ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"):
+        value = inp.env.get(name)
+        if value and not Path(value).exists():
+            atomic_write_text(Path(value), "{}\n")
+    _native.install_skills(inp, dot / "skills")
+    _native.set_base_url(inp, "GOOGLE_GEMINI_BASE_URL")
 
-    def prepare(inp: AdapterInput) -> None:
-        gemini_home = _native.config_dir(inp, "GEMINI_CLI_HOME", ".gemini")
-        dot = gemini_home / ".gemini"
-        path = dot / "settings.json"
-        atomic_write_text(path, json.dumps(settings_for(inp), indent=2) + "\n")
-        path.chmod(0o600)
-        for name in ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"):
-            value = inp.env.get(name)
-            if value and not Path(value).exists():
-                atomic_write_text(Path(value), "{}\n")
-        if inp.skills:
-            skills.install_skills(inp.skills, inp.env.get("AXIS_CONFIG_DIR"), dot / "skills")
-        if inp.endpoint:
-            _native.set_agent_env(
-                inp, {"GOOGLE_GEMINI_BASE_URL": _native.endpoint_base(inp.endpoint)}
-            )
 
-    return create_agent_adapter(
-        name=builtin.name,
-        build_args=build_args,
-        initial_state=initial_state,
-        stream=LinesMode(on_line=on_line),
-        get_result=_get_result,
-        resolve_command=cli.resolve_command,
-        prompt_via="stdin",
-        required_env=builtin.required_env,
-        optional_env=("GOOGLE_GEMINI_BASE_URL",),
-        isolation_env=isolation_env,
-        prepare=prepare,
-    )
+NATIVE = _native.NativeRecipe(
+    args=_build_args,
+    home_env=home_env,
+    base_url_env="GOOGLE_GEMINI_BASE_URL",
+    prepare=_prepare,
+    state=GeminiState,
+    on_line=on_line,
+    get_result=_get_result,
+)
+"""What the ``gemini`` adapter (native stream-json) is built from (see :mod:`._native`)."""

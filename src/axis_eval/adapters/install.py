@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from axis_eval._util.files import atomic_write_text
 from axis_eval._util.processes import HelperTimeout, run_helper
 from axis_eval.errors import AxisError, PreflightError
+from axis_eval.files import atomic_write_text
 
 INSTALL_TIMEOUT_S = 900.0
 MARKER = ".axis-installed"

@@ -86,7 +86,7 @@ def load_builtin(ref: BuiltinAgent, *, require_binary: bool = True) -> AgentAdap
     try:
         if ref.protocol in _NATIVE_MODULES:
             module = importlib.import_module(_NATIVE_MODULES[ref.protocol])
-            adapter: AgentAdapter[Any] = module.adapter_for(ref, require_binary=require_binary)
+            adapter: AgentAdapter[Any] = module.NATIVE.adapter(ref, require_binary=require_binary)
             return adapter
         if ref.protocol == "acp":
             try:

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from axis_eval._util.files import atomic_write_text
 from axis_eval.config.actions import McpHttpServer, McpServer, McpStdioServer
+from axis_eval.files import atomic_write_text
 
 __all__ = [
     "claude_mcp_config",

@@ -14,8 +14,9 @@ from axis_eval.adapters.builtins import BUILTINS, BuiltinAgent
 from axis_eval.config.models import Config, DeclarativeAdapter
 from axis_eval.errors import ConfigError
 
-_MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-_PY_FILE = re.compile(r"\.py(:[A-Za-z_]\w*)?$")
+_MODULE_ATTR = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_]\w*)$")
+_PY_FILE = re.compile(r"^(?P<file>.+\.py)(?::(?P<attr>[A-Za-z_]\w*))?$")
+"""The two ways to name Python adapter code: ``module:attribute`` and ``file.py[:attribute]``."""
 
 
 @dataclass(frozen=True)
@@ -51,29 +52,37 @@ def resolve_custom(config: Config, config_dir: str, file: str) -> dict[str, Cust
             out[name] = CustomAdapterRef(name=name, declarative=ref)
             continue
         text = ref.strip()
-        suffix = Path(text.split(":", 1)[0] if _PY_FILE.search(text) else text).suffix.lower()
-        if suffix in (".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"):
+        if Path(text).suffix.lower() in (".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"):
             raise ConfigError(
                 f"{where}: {text} is a TypeScript/JavaScript adapter module, which axis-eval "
                 f"cannot load ({file})",
                 hint="write the adapter in Python (a .py file defining `adapter`), or as a "
                 "declarative {command, args, output} object; see docs/adapters.md",
             )
-        if _PY_FILE.search(text):
-            path_text, _, attr = text.partition(":") if text.count(":") else (text, "", "")
-            path = (Path(config_dir) / path_text).resolve()
-            if not path.is_file():
-                raise ConfigError(f"{where}: adapter file not found: {path} ({file})")
-            out[name] = CustomAdapterRef(name=name, python_file=str(path), attribute=attr or None)
-        elif _MODULE_ATTR.match(text):
-            module, attr = text.split(":", 1)
-            out[name] = CustomAdapterRef(name=name, module=module, attribute=attr)
-        else:
+        found = python_ref(name, text, config_dir)
+        if found is None:
             raise ConfigError(
                 f"{where}: expected a .py file, a module:attribute, or a declarative object; "
                 f"found {text!r} ({file})"
             )
+        if found.python_file is not None and not Path(found.python_file).is_file():
+            raise ConfigError(f"{where}: adapter file not found: {found.python_file} ({file})")
+        out[name] = found
     return out
+
+
+def python_ref(name: str, text: str, base_dir: str) -> CustomAdapterRef | None:
+    """The Python adapter ``text`` names (``file.py[:attribute]``, relative to ``base_dir``,
+    or ``module:attribute``), or None when it is neither. The one rule for such names: the
+    config's ``adapters`` and the task runner's goal agent both read them here."""
+    found = _PY_FILE.match(text)
+    if found:
+        path = (Path(base_dir) / found["file"]).resolve()
+        return CustomAdapterRef(name=name, python_file=str(path), attribute=found["attr"])
+    found = _MODULE_ATTR.match(text)
+    if found:
+        return CustomAdapterRef(name=name, module=found["module"], attribute=found["attr"])
+    return None
 
 
 def resolve(

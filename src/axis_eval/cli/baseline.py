@@ -6,14 +6,13 @@ Also what ``axis run --compare-baseline`` uses: :func:`load_for_run` (before the
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from axis_eval.cli._common import axis_home, fail
+from axis_eval.cli._common import axis_home, echo_result, fail
 
 if TYPE_CHECKING:
     from axis_eval.report.models import ReportManifest
@@ -235,11 +234,7 @@ def list_command(as_json: bool, config_path: str | None) -> None:
         found = list_baselines(axis_home(config_path))
     except AxisError as error:
         fail(error)
-    if as_json:
-        data = [b.model_dump(mode="json", by_alias=True) for b in found]
-        click.echo(json.dumps(data, indent=2))
-    else:
-        click.echo(render_list(found))
+    echo_result(found, as_json, render_list)
 
 
 @baseline_group.command("show")
@@ -255,10 +250,7 @@ def show_command(name: str, as_json: bool, config_path: str | None) -> None:
         baseline = load_baseline(axis_home(config_path), name)
     except AxisError as error:
         fail(error)
-    if as_json:
-        click.echo(baseline.model_dump_json(by_alias=True, indent=2))
-    else:
-        click.echo(render_show(baseline))
+    echo_result(baseline, as_json, render_show)
 
 
 @baseline_group.command("delete")
@@ -294,8 +286,5 @@ def compare_command(name: str, report_id: str, as_json: bool, config_path: str |
         result = compare(baseline, read_report(home, report_id))
     except AxisError as error:
         fail(error)
-    if as_json:
-        click.echo(result.model_dump_json(by_alias=True, indent=2))
-    else:
-        click.echo(render_comparison(result))
+    echo_result(result, as_json, render_comparison)
     sys.exit(1 if result.has_regression else 0)

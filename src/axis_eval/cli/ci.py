@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,10 +14,11 @@ from axis_eval.cli.baseline import compare_after_run, comparison_lines, load_for
 from axis_eval.errors import AxisError, UsageError
 
 if TYPE_CHECKING:
-    from axis_eval.pipeline import RunOutcome
+    from axis_eval import RunOutcome
     from axis_eval.runs.baseline_models import Baseline
 
 
+@dataclass
 class CiFlags:
     """``--min-score``, ``--compare-baseline``, ``--junit`` and ``--summary-md`` of a run.
 
@@ -26,26 +28,17 @@ class CiFlags:
     report, the JUnit and Markdown files, and the exit code.
     """
 
-    def __init__(
-        self,
-        min_score: int | None,
-        baseline_name: str | None,
-        junit: str | None,
-        summary_md: str | None,
-        no_score: bool,
-    ) -> None:
-        self.min_score = min_score
-        self.baseline_name = baseline_name
-        self.junit_arg = junit
-        self.summary_md_arg = summary_md
-        self.no_score = no_score
-        self.junit: Path | None = None
-        self.summary_md: Path | None = None
-        self.baseline: Baseline | None = None
-
-    @property
-    def writes(self) -> bool:
-        return self.junit_arg is not None or self.summary_md_arg is not None
+    min_score: int | None
+    baseline_name: str | None
+    junit_arg: str | None
+    summary_md_arg: str | None
+    no_score: bool
+    junit: Path | None = None
+    """The checked ``--junit`` path (set by :meth:`check_paths`)."""
+    summary_md: Path | None = None
+    """The checked ``--summary-md`` path (set by :meth:`check_paths`)."""
+    baseline: Baseline | None = None
+    """The ``--compare-baseline`` baseline (set by :meth:`load_baseline`)."""
 
     def check_paths(self) -> None:
         """Raises UsageError (exit 2) for an output path that cannot be written."""

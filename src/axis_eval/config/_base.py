@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints
 
 MAX_RUNS = 19
 """The largest repeat count AXIS accepts."""
@@ -29,6 +29,35 @@ PositiveMinutes = Annotated[float, Field(gt=0)]
 PositiveTokens = Annotated[int, Field(gt=0, strict=False)]
 RunCount = Annotated[int, Field(strict=True)]
 """A repeat count: a real integer (``true`` or ``"3"`` are not counts)."""
+
+
+def by_kind(
+    error_type: str, expected: str, *kinds: tuple[type | tuple[type, ...], str]
+) -> Discriminator:
+    """A union's discriminator that tags a value by its Python type.
+
+    ``kinds`` are ``(type, tag)`` pairs, tried in order; a value of no listed type fails
+    with ``expected`` (what the field takes, in words) under ``error_type``. The config's
+    error messages name the field and say ``expected`` instead of one error per member.
+    """
+
+    def tag(value: Any) -> str | None:
+        return next((name for kind, name in kinds if isinstance(value, kind)), None)
+
+    return Discriminator(tag, custom_error_type=error_type, custom_error_message=expected)
+
+
+def by_field(error_type: str, expected: str, field: str, names: tuple[str, ...]) -> Discriminator:
+    """A union's discriminator that tags a value by one field (``action``, ``type``).
+
+    The tag is ``<name>`` for a known name; anything else fails with ``expected``.
+    """
+
+    def tag(value: Any) -> str | None:
+        name = value.get(field) if isinstance(value, dict) else getattr(value, field, None)
+        return f"<{name}>" if name in names else None
+
+    return Discriminator(tag, custom_error_type=error_type, custom_error_message=expected)
 
 
 def nearest_legal_runs(value: int) -> list[int]:

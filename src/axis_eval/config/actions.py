@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Field, Tag
 
 from axis_eval._util.defaults import empty_list
-from axis_eval.config._base import InputModel, NonEmptyStr
+from axis_eval.config._base import InputModel, NonEmptyStr, by_field
 
 DEFAULT_ACTION_TIMEOUT_MINUTES = 3.0
 """AXIS's per-action time limit for ``run_script`` (180 s)."""
@@ -36,18 +36,9 @@ class CopyAction(InputModel):
 ACTION_NAMES = ("run_script", "copy")
 
 
-def _action_tag(value: Any) -> str | None:
-    action = value.get("action") if isinstance(value, dict) else getattr(value, "action", None)
-    return f"<{action}>" if action in ACTION_NAMES else None
-
-
 LifecycleAction = Annotated[
     Annotated[RunScriptAction, Tag("<run_script>")] | Annotated[CopyAction, Tag("<copy>")],
-    Discriminator(
-        _action_tag,
-        custom_error_type="axis_action",
-        custom_error_message="an action of run_script or copy",
-    ),
+    by_field("axis_action", "an action of run_script or copy", "action", ACTION_NAMES),
 ]
 
 
@@ -73,18 +64,9 @@ class McpHttpServer(InputModel):
 MCP_TYPES = ("stdio", "http")
 
 
-def _mcp_tag(value: Any) -> str | None:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return f"<{kind}>" if kind in MCP_TYPES else None
-
-
 McpServer = Annotated[
     Annotated[McpStdioServer, Tag("<stdio>")] | Annotated[McpHttpServer, Tag("<http>")],
-    Discriminator(
-        _mcp_tag,
-        custom_error_type="axis_mcp_type",
-        custom_error_message="a type of stdio or http",
-    ),
+    by_field("axis_mcp_type", "a type of stdio or http", "type", MCP_TYPES),
 ]
 
 

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator, model_validator
 
 from axis_eval._util.defaults import empty_list
-from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, check_runs
+from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, by_kind, check_runs
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
 from axis_eval.config.scenario import ScenarioInput
 
@@ -28,41 +20,22 @@ DEFAULT_JUDGE_ATTEMPTS = 6
 DEFAULT_WEIGHTS = {"goal_achievement": 0.4, "environment": 0.2, "service": 0.2, "agent": 0.2}
 
 
-def _command_tag(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "<text>"
-    if isinstance(value, list):
-        return "<argv>"
-    return None
-
-
 Command = Annotated[
     Annotated[NonEmptyStr, Tag("<text>")]
     | Annotated[list[NonEmptyStr], Field(min_length=1), Tag("<argv>")],
-    Discriminator(
-        _command_tag,
-        custom_error_type="axis_command",
-        custom_error_message="a command string or a non-empty list of arguments",
+    by_kind(
+        "axis_command",
+        "a command string or a non-empty list of arguments",
+        (str, "<text>"),
+        (list, "<argv>"),
     ),
 ]
 """A binary (``"my-cli"``) or an argv prefix (``["npx", "my-cli"]``)."""
 
 
-def _flag_tag(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "<switch>"
-    if isinstance(value, str):
-        return "<value>"
-    return None
-
-
 FlagValue = Annotated[
     Annotated[bool, Tag("<switch>")] | Annotated[str, Tag("<value>")],
-    Discriminator(
-        _flag_tag,
-        custom_error_type="axis_flag",
-        custom_error_message="true, false or a string",
-    ),
+    by_kind("axis_flag", "true, false or a string", (bool, "<switch>"), (str, "<value>")),
 ]
 
 
@@ -202,40 +175,24 @@ class DeclarativeAdapter(InputModel):
     """Variables the agent needs; checked before any job starts."""
 
 
-def _adapter_tag(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "<ref>"
-    if isinstance(value, dict | DeclarativeAdapter):
-        return "<declarative>"
-    return None
-
-
 AdapterRef = Annotated[
     Annotated[NonEmptyStr, Tag("<ref>")] | Annotated[DeclarativeAdapter, Tag("<declarative>")],
-    Discriminator(
-        _adapter_tag,
-        custom_error_type="axis_adapter",
-        custom_error_message=(
-            "a Python file, a module:attribute, or a {command, args, output} object"
-        ),
+    by_kind(
+        "axis_adapter",
+        "a Python file, a module:attribute, or a {command, args, output} object",
+        (str, "<ref>"),
+        ((dict, DeclarativeAdapter), "<declarative>"),
     ),
 ]
 
 
-def _source_tag(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "<path>"
-    if isinstance(value, dict | ScenarioInput):
-        return "<inline>"
-    return None
-
-
 ScenarioSource = Annotated[
     Annotated[NonEmptyStr, Tag("<path>")] | Annotated[ScenarioInput, Tag("<inline>")],
-    Discriminator(
-        _source_tag,
-        custom_error_type="axis_source",
-        custom_error_message="a path or an inline scenario object",
+    by_kind(
+        "axis_source",
+        "a path or an inline scenario object",
+        (str, "<path>"),
+        ((dict, ScenarioInput), "<inline>"),
     ),
 ]
 

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator, model_validator
 
 from axis_eval._util.defaults import empty_list
-from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, check_runs
+from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, by_kind, check_runs
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
 
 VARIANT_NAME_PATTERN = r"^[a-zA-Z0-9_-]+$"
@@ -33,38 +25,24 @@ class JudgeCheck(InputModel):
     after the agent finishes (before artifacts and judges); exit 0 scores 10, else 0."""
 
 
-def _judge_tag(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "<text>"
-    if isinstance(value, list):
-        return "<checks>"
-    return None
-
-
 Judge = Annotated[
     Annotated[NonEmptyStr, Tag("<text>")] | Annotated[list[JudgeCheck], Tag("<checks>")],
-    Discriminator(
-        _judge_tag,
-        custom_error_type="axis_judge",
-        custom_error_message="a string or a list of {check, weight?} objects",
+    by_kind(
+        "axis_judge",
+        "a string or a list of {check, weight?} objects",
+        (str, "<text>"),
+        (list, "<checks>"),
     ),
 ]
 
 
-def _env_tag(value: Any) -> str | None:
-    if isinstance(value, list):
-        return "<names>"
-    if isinstance(value, dict):
-        return "<values>"
-    return None
-
-
 ScenarioEnv = Annotated[
     Annotated[list[str], Tag("<names>")] | Annotated[dict[str, str], Tag("<values>")],
-    Discriminator(
-        _env_tag,
-        custom_error_type="axis_env",
-        custom_error_message="a list of variable names or a NAME: value mapping",
+    by_kind(
+        "axis_env",
+        "a list of variable names or a NAME: value mapping",
+        (list, "<names>"),
+        (dict, "<values>"),
     ),
 ]
 """Names to pass through from the parent environment, or literal NAME: value pairs."""

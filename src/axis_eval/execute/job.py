@@ -15,11 +15,11 @@ from typing import Any, Protocol
 
 from axis_eval._types import ErrorKind
 from axis_eval.adapters.base import AdapterInput, AgentAdapter
-from axis_eval.adapters.runner import AgentOutput, RunControl, run_adapter
 from axis_eval.execute.artifacts import collect_artifacts
 from axis_eval.execute.lifecycle import run_phase
 from axis_eval.execute.models import JobOutcome
 from axis_eval.execute.process import forget_marker, kill_marked
+from axis_eval.execute.supervise import RunControl, run_agent
 from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs, lifecycle_env
 from axis_eval.planning.models import JobSpec
 from axis_eval.progress import Phase
@@ -186,8 +186,9 @@ async def _run(
     if ctx.stop.event.is_set():
         return cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind)
     ctx.on_phase(spec, "running")
-    output = await _spawn(spec, ctx, adapter, dirs, env)
-    outcome = _outcome(spec, ctx, output, started, dirs)
+    outcome = JobOutcome(spec=spec, status="completed", failed=False, workspace=dirs.work_dir)
+    await _run_agent(spec, ctx, adapter, dirs, env, outcome)
+    _settle(outcome, ctx)
     outcome.setup_output = setup_notes
     scoring = ctx.scorer is not None and outcome.status == "completed"
     if scoring and ctx.scorer is not None:
@@ -201,13 +202,15 @@ async def _run(
     return outcome
 
 
-async def _spawn(
+async def _run_agent(
     spec: JobSpec,
     ctx: JobContext,
     adapter: AgentAdapter[Any],
     dirs: JobDirs,
     env: dict[str, str],
-) -> AgentOutput:
+    outcome: JobOutcome,
+) -> None:
+    """Run the agent; the supervisor writes what it did straight into ``outcome``."""
     inp = AdapterInput(
         prompt=spec.scenario.prompt,
         agent=spec.agent,
@@ -226,40 +229,21 @@ async def _spawn(
         on_tokens=_token_gate(spec, ctx),
     )
     control.cancel_reason = ctx.stop.reason
-    output = await run_adapter(adapter, inp, control)
-    return output
+    await run_agent(adapter, inp, control, into=outcome)
 
 
-def _outcome(
-    spec: JobSpec, ctx: JobContext, output: AgentOutput, started: str, dirs: JobDirs
-) -> JobOutcome:
-    kind = output.error_kind
-    error = output.error
-    if kind == "cancelled" and ctx.stop.event.is_set():
-        error, kind = ctx.stop.reason, ctx.stop.kind
-    if kind == "cancelled":
-        status = "cancelled"
-    elif output.failed or (error is not None and output.result is None):
-        status = "failed"
+def _settle(outcome: JobOutcome, ctx: JobContext) -> None:
+    """The job's status from its run: a cancel takes the run's stop reason and kind; the
+    job failed when the run did, or ended with an error and no answer."""
+    if outcome.error_kind == "cancelled" and ctx.stop.event.is_set():
+        outcome.error, outcome.error_kind = ctx.stop.reason, ctx.stop.kind
+    if outcome.error_kind == "cancelled":
+        outcome.status = "cancelled"
+    elif outcome.failed or (outcome.error is not None and outcome.result is None):
+        outcome.status = "failed"
     else:
-        status = "completed"
-    return JobOutcome(
-        spec=spec,
-        status=status,
-        failed=status == "failed",
-        exit_code=output.exit_code,
-        error=error,
-        error_kind=kind,
-        started_at=output.started_at or started,
-        ended_at=output.ended_at,
-        duration_ms=output.duration_ms,
-        transcript=output.transcript,
-        raw_output=output.raw_output,
-        stderr=output.stderr,
-        result=output.result,
-        workspace=dirs.work_dir,
-        warnings=output.warnings,
-    )
+        outcome.status = "completed"
+    outcome.failed = outcome.status == "failed"
 
 
 async def _teardown(

@@ -7,36 +7,50 @@ from pydantic import Field
 from axis_eval._types import ErrorKind, JobStatus, OutputModel
 from axis_eval._util.defaults import empty_list
 from axis_eval.planning.models import JobSpec
+from axis_eval.report.models import WorkspaceFile
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
 from axis_eval.transcript.models import Transcript
 
 
-class CollectedArtifact(OutputModel):
+class CollectedArtifact(WorkspaceFile):
     """A file collected from the workspace; ``data`` is absent when over the size cap."""
 
-    path: str
-    size_bytes: int
-    mime_type: str
     data: bytes | None = None
     note: str | None = None
 
 
-class JobOutcome(OutputModel):
-    """Everything one job produced."""
+class AgentRun(OutputModel):
+    """What one run of an agent left: the record the supervisor fills.
 
-    spec: JobSpec
-    status: JobStatus
-    failed: bool
+    A job's :class:`JobOutcome` is one (with the job around it); a judge agent or the task
+    runner's goal agent gets a bare one. The supervisor writes each field once, here.
+    """
+
+    transcript: Transcript | None = None
+    raw_output: list[str] = Field(default_factory=empty_list)
+    """stdout: one item per non-blank line (lines mode), per decoded chunk (aggregate) or
+    per JSON-RPC message (ACP)."""
+    stderr: str = ""
+    """The last 100,000 bytes of stderr, decoded."""
     exit_code: int | None = None
+    """A negative signal number when a signal ended the agent; None when nothing ran."""
+    result: str | None = None
+    """The final answer."""
     error: str | None = None
     error_kind: ErrorKind | None = None
+    failed: bool = False
+    """The run failed; a job then settles its status (and its own ``failed``) from it."""
     started_at: str | None = None
     ended_at: str | None = None
     duration_ms: int = 0
-    transcript: Transcript | None = None
-    raw_output: list[str] = Field(default_factory=empty_list)
-    stderr: str = ""
-    result: str | None = None
+    warnings: list[str] = Field(default_factory=empty_list)
+
+
+class JobOutcome(AgentRun):
+    """Everything one job produced: its agent's run and what the job did around it."""
+
+    spec: JobSpec
+    status: JobStatus
     setup_output: str | None = None
     teardown_output: str | None = None
     artifacts: list[CollectedArtifact] = Field(default_factory=empty_list)
@@ -44,7 +58,6 @@ class JobOutcome(OutputModel):
     verdicts: JudgeVerdicts | None = None
     """What the judges said (kept so ``axis score`` can recompute without calling them)."""
     workspace: str | None = None
-    warnings: list[str] = Field(default_factory=empty_list)
 
     @property
     def tokens(self) -> int:

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from axis_eval._types import DIMENSIONS, camel
-from axis_eval.report.ci import CiVerdicts, PairVerdict, first_line, strip_ansi
 from axis_eval.report.models import ReportManifest
+from axis_eval.report.verdicts import CiVerdicts, PairVerdict, first_line, strip_ansi
 from axis_eval.runs.aggregate import describe_reliability, pair_duration_ms
 
 _INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

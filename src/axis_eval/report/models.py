@@ -19,13 +19,19 @@ SCHEMA_VERSION = 1
 AXIS_MANIFEST_VERSION = "0.1.0"
 
 
-class ArtifactEntry(OutputModel):
-    """A file collected from the workspace after the agent finished."""
+class WorkspaceFile(OutputModel):
+    """A file collected from the workspace: the job's copy of it (``CollectedArtifact``)
+    and the report's (:class:`ArtifactEntry`) both start with these fields."""
 
     path: str
     """Path inside the workspace."""
     size_bytes: int
     mime_type: str
+
+
+class ArtifactEntry(WorkspaceFile):
+    """A file collected from the workspace after the agent finished."""
+
     file: str
     """Where the copy lives, relative to the report folder."""
     content: str | None = None
@@ -63,6 +69,11 @@ class RunEntry(OutputModel):
     judge failed for good."""
     warnings: list[str] = Field(default_factory=empty_list)
     """What went oddly without failing the run (e.g. stdout lines that were not JSON)."""
+
+    @property
+    def tokens(self) -> int:
+        """Total tokens (input + output + cache reads), as the live display shows them."""
+        return self.token_usage.total if self.token_usage else 0
 
 
 class Reliability(OutputModel):
@@ -256,8 +267,12 @@ class RunResult(OutputModel):
 DiffVerdict = Literal["improved", "regressed", "unchanged", "mixed", "unscored", "new", "vanished"]
 
 
-class DimensionDelta(OutputModel):
-    """One score of a pair in two reports: composite (``axisScore``) or a dimension."""
+class ScoreDelta(OutputModel):
+    """One score of a pair in two reports (``axis reports diff``): the composite
+    (``axisScore``) or a dimension, judged against report A's noise.
+
+    Not the baseline comparison's ``DimensionDelta`` (``runs.baseline_models``), which
+    compares a report to a saved baseline by category."""
 
     name: str
     """``axisScore``, ``goalAchievement``, ``environment``, ``service`` or ``agent``."""
@@ -281,7 +296,7 @@ class PairDiff(OutputModel):
     runs_b: int = 0
     noise_measured: bool = False
     """False when report A scored fewer than two runs: the floor of 1 applies."""
-    deltas: list[DimensionDelta] = Field(default_factory=empty_list)
+    deltas: list[ScoreDelta] = Field(default_factory=empty_list)
     reliability_a: Reliability | None = None
     reliability_b: Reliability | None = None
 

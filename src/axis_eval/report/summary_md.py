@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from axis_eval.report.ci import CiVerdicts, PairVerdict, strip_ansi
+from axis_eval.report.verdicts import CiVerdicts, PairVerdict, strip_ansi
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")

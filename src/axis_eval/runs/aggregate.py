@@ -11,11 +11,11 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from axis_eval._types import SCORES, JobStatus, camel
 from axis_eval.report.models import (
     RESULT_FILE,
-    DimensionDelta,
     PairDiff,
     PairEntry,
     PassRates,
@@ -23,6 +23,7 @@ from axis_eval.report.models import (
     ReportDiff,
     ReportManifest,
     RunEntry,
+    ScoreDelta,
     Spread,
     SpreadStats,
     Summary,
@@ -279,13 +280,13 @@ def _headline(entry: PairEntry, name: str) -> int | None:
 
 def diff_pair(a: PairEntry, b: PairEntry) -> PairDiff:
     """The headline deltas of one pair, each judged against report A's noise for that score."""
-    deltas: list[DimensionDelta] = []
+    deltas: list[ScoreDelta] = []
     for name in SCORES:
         before, after = _headline(a, name), _headline(b, name)
         band = noise_band(_dimension_stdev(a, name))
         delta = None if before is None or after is None else after - before
         deltas.append(
-            DimensionDelta(
+            ScoreDelta(
                 name=camel(name),
                 a=before,
                 b=after,
@@ -319,26 +320,20 @@ def diff_reports(a: ReportManifest, b: ReportManifest) -> ReportDiff:
     left = {(p.scenario_key, p.agent_name): p for p in a.results}
     right = {(p.scenario_key, p.agent_name): p for p in b.results}
     pairs = [diff_pair(p, right[k]) for k, p in left.items() if k in right]
-    pairs += [
-        PairDiff(
-            scenario_key=p.scenario_key,
-            agent_name=p.agent_name,
-            verdict="new",
-            runs_b=p.run_count,
-            reliability_b=p.reliability,
-        )
-        for k, p in right.items()
-        if k not in left
-    ]
-    pairs += [
-        PairDiff(
-            scenario_key=p.scenario_key,
-            agent_name=p.agent_name,
-            verdict="vanished",
-            runs_a=p.run_count,
-            reliability_a=p.reliability,
-        )
-        for k, p in left.items()
-        if k not in right
-    ]
+    pairs += [_one_sided(p, "new") for k, p in right.items() if k not in left]
+    pairs += [_one_sided(p, "vanished") for k, p in left.items() if k not in right]
     return ReportDiff(report_a=a.report_id, report_b=b.report_id, pairs=pairs)
+
+
+def _one_sided(pair: PairEntry, verdict: Literal["new", "vanished"]) -> PairDiff:
+    """A pair only in B (``new``) or only in A (``vanished``): its runs on its own side."""
+    new = verdict == "new"
+    return PairDiff(
+        scenario_key=pair.scenario_key,
+        agent_name=pair.agent_name,
+        verdict=verdict,
+        runs_a=0 if new else pair.run_count,
+        runs_b=pair.run_count if new else 0,
+        reliability_a=None if new else pair.reliability,
+        reliability_b=pair.reliability if new else None,
+    )

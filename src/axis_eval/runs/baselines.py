@@ -28,8 +28,8 @@ from typing import Literal
 from pydantic import ValidationError
 
 from axis_eval._types import DIMENSIONS, camel
-from axis_eval._util.files import atomic_write_text
 from axis_eval.errors import AxisError
+from axis_eval.files import atomic_write_text
 from axis_eval.report.models import PairEntry, Reliability, ReportManifest
 from axis_eval.runs.aggregate import composite, noise_band, reliability
 from axis_eval.runs.baseline_models import (
@@ -43,6 +43,7 @@ from axis_eval.runs.baseline_models import (
     ReliabilityDelta,
     Verdict,
 )
+from axis_eval.runs.store import read_readable
 
 DEFAULT_NAME = "default"
 BASELINES_DIR = Path(".axis") / "baselines"
@@ -118,12 +119,7 @@ def list_baselines(config_dir: str | Path) -> list[Baseline]:
     root = baselines_root(config_dir)
     if not root.is_dir():
         return []
-    found = []
-    for path in root.glob("*.json"):
-        try:
-            found.append(Baseline.model_validate_json(path.read_bytes()))
-        except (ValidationError, ValueError, OSError):
-            continue
+    found = read_readable(Baseline, root.glob("*.json"))
     found.sort(key=lambda b: (b.updated_at, b.name), reverse=True)
     return found
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from axis_eval.report.models import ReportManifest
 from axis_eval.runs.aggregate import refresh_pair, summarize
+from axis_eval.runs.run_folder import store_score
 from axis_eval.runs.store import ReportStore, read_manifest
-from axis_eval.runs.writer import store_score
 from axis_eval.scoring.rescore import RescoreResult
 
 

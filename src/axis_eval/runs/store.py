@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from axis_eval._util.files import atomic_write_bytes, atomic_write_text
-from axis_eval._util.redact import Redactor
 from axis_eval.errors import ReportNotFound
+from axis_eval.files import atomic_write_bytes, atomic_write_text
+from axis_eval.redact import Redactor
 from axis_eval.report.models import ReportManifest
 
 REPORTS_DIR = Path(".axis") / "reports"
@@ -31,6 +32,8 @@ MANIFEST_FILE = "report.json"
 HTML_FILE = "report.html"
 COMPARISON_FILE = "baseline-comparison.json"
 """Saved by ``--compare-baseline``: the comparison the HTML page shows deltas from."""
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def reports_root(config_dir: str | Path) -> Path:
@@ -156,16 +159,21 @@ def list_reports(config_dir: str | Path) -> list[ReportManifest]:
     root = reports_root(config_dir)
     if not root.is_dir():
         return []
-    found: list[ReportManifest] = []
-    for entry in os.scandir(root):
-        manifest = Path(entry.path) / MANIFEST_FILE
-        if not entry.is_dir() or not manifest.is_file():
-            continue
+    folders = (Path(e.path) for e in os.scandir(root) if e.is_dir())
+    found = read_readable(ReportManifest, (f / MANIFEST_FILE for f in folders))
+    found.sort(key=lambda m: (m.started_at, m.report_id), reverse=True)
+    return found
+
+
+def read_readable(model: type[M], paths: Iterable[Path]) -> list[M]:
+    """Every file of ``paths`` that parses as ``model``, in order: a listing skips a
+    missing, unreadable or invalid file instead of failing for it."""
+    found: list[M] = []
+    for path in paths:
         try:
-            found.append(ReportManifest.model_validate_json(manifest.read_bytes()))
+            found.append(model.model_validate_json(path.read_bytes()))
         except (ValidationError, OSError, ValueError):
             continue
-    found.sort(key=lambda m: (m.started_at, m.report_id), reverse=True)
     return found
 
 

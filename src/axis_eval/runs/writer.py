@@ -7,40 +7,36 @@ readable report that says exactly which jobs finished.
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime
 from typing import Any
 
-from axis_eval._util.redact import mask_mcp
 from axis_eval._version import __version__
 from axis_eval.config.models import LoadedConfig, weights_of
 from axis_eval.execute.models import JobOutcome
 from axis_eval.planning.models import JobSpec, Plan
+from axis_eval.redact import mask_mcp
 from axis_eval.report.models import (
-    RESULT_FILE,
-    SPARSE_INDEX_FILE,
-    TRANSCRIPT_FILE,
-    VERDICTS_FILE,
-    ArtifactEntry,
     LoadFailureEntry,
     PairEntry,
     ReportManifest,
     RunEntry,
-    RunResult,
     ToolInfo,
 )
+from axis_eval.runs import run_entry
 from axis_eval.runs.aggregate import PassGate, refresh_pair, summarize
+from axis_eval.runs.run_folder import read_saved_run, save_run, store_score
 from axis_eval.runs.store import ReportStore, pair_dir, run_dir
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
-from axis_eval.transcript.sparse_index import SparseIndex, build_sparse_index
-
-INLINE_TEXT_BYTES = 64 * 1024
-"""Text artifacts up to this size are also inlined in the manifest; larger ones are linked."""
+from axis_eval.transcript.sparse_index import SparseIndex
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _load_failures(plan: Plan) -> list[LoadFailureEntry]:
+    return [LoadFailureEntry(path=f.path, key=f.key, error=f.error) for f in plan.load_failures]
 
 
 def _resolved(spec: JobSpec) -> dict[str, Any]:
@@ -93,30 +89,26 @@ class ReportWriter:
         """Resumed: the jobs that had finished, with their runs (kept, never re-run)."""
         if previous is not None:
             self.manifest = self._adopt(previous, plan)
-            self._skipped = len(plan.skipped)
-            self._load_failures = len(plan.load_failures)
-            for entry in self._pairs.values():
-                refresh_pair(entry, self.gate)
-            self.flush()
-            return
+        else:
+            self.manifest = self._start(plan, loaded)
+        self._skipped = len(plan.skipped)
+        self._load_failures = len(plan.load_failures)
+        for entry in self._pairs.values():
+            refresh_pair(entry, self.gate)
+        self.flush()
+
+    def _start(self, plan: Plan, loaded: LoadedConfig) -> ReportManifest:
+        """A new manifest: every planned run not started yet."""
         for job in plan.jobs:
             key = job.pair_key
             if key not in self._pairs:
                 self._pairs[key] = self._pair(job)
-            self._pairs[key].runs.append(
-                RunEntry(
-                    run_index=job.run_index,
-                    status="cancelled",
-                    failed=False,
-                    error="not started",
-                    dir=run_dir(*key, job.run_index, job.run_count),
-                )
-            )
+            self._pairs[key].runs.append(run_entry.not_started(job))
         config_data = loaded.config.model_dump(mode="json", by_alias=True, exclude_none=True)
         config_data["mcp_servers"] = mask_mcp(config_data.get("mcp_servers", {}))
-        self.manifest = ReportManifest(
+        return ReportManifest(
             tool=ToolInfo(version=__version__),
-            report_id=store.report_id,
+            report_id=self.store.report_id,
             name=loaded.config.name,
             started_at=_now(),
             timestamp=_now(),
@@ -126,18 +118,11 @@ class ReportWriter:
             summary=summarize([], len(plan.skipped), len(plan.load_failures)),
             results=list(self._pairs.values()),
             skipped=plan.skipped,
-            load_failures=[
-                LoadFailureEntry(path=f.path, key=f.key, error=f.error) for f in plan.load_failures
-            ],
+            load_failures=_load_failures(plan),
             warnings=plan.warnings,
             scoring_weights=weights_of(loaded.config),
             resolved_config=config_data,
         )
-        self._skipped = len(plan.skipped)
-        self._load_failures = len(plan.load_failures)
-        for entry in self._pairs.values():
-            refresh_pair(entry, self.gate)
-        self.flush()
 
     def _adopt(self, previous: ReportManifest, plan: Plan) -> ReportManifest:
         m = previous.model_copy(deep=True)
@@ -160,17 +145,11 @@ class ReportWriter:
             runs = {r.run_index: r for r in entry.runs}
             folder = run_dir(*key, job.run_index, job.run_count)
             run = runs.get(job.run_index)
-            saved = self._saved_run(folder)
+            saved = read_saved_run(self.store, folder)
             if saved is not None and saved.status != "cancelled":
                 run = saved  # finished, but the manifest write after it never happened
             if run is None:
-                run = RunEntry(
-                    run_index=job.run_index,
-                    status="cancelled",
-                    failed=False,
-                    error="not started",
-                    dir=folder,
-                )
+                run = run_entry.not_started(job)
             runs[job.run_index] = run
             entry.runs = [runs[i] for i in sorted(runs)]
             if run.status == "cancelled":
@@ -178,17 +157,8 @@ class ReportWriter:
             else:
                 self.kept.append((job, run))
         m.skipped = plan.skipped
-        m.load_failures = [
-            LoadFailureEntry(path=f.path, key=f.key, error=f.error) for f in plan.load_failures
-        ]
+        m.load_failures = _load_failures(plan)
         return m
-
-    def _saved_run(self, folder: str) -> RunEntry | None:
-        path = self.store.folder / folder / RESULT_FILE
-        try:
-            return RunResult.model_validate_json(path.read_bytes()).run
-        except (OSError, ValueError):
-            return None
 
     def unscored(self) -> list[tuple[JobSpec, RunEntry]]:
         """Kept completed runs with no score (they finished in a ``--no-score`` run)."""
@@ -248,95 +218,16 @@ class ReportWriter:
         self.store.write_manifest(m, durable=durable)
 
     def record(self, outcome: JobOutcome) -> RunEntry:
-        """Save one job's files, then the manifest: the job is on disk before anything else."""
-        spec = outcome.spec
-        entry = self._pairs[spec.pair_key]
-        folder = run_dir(*spec.pair_key, spec.run_index, spec.run_count)
-        run = RunEntry(
-            run_index=spec.run_index,
-            status=outcome.status,
-            failed=outcome.failed,
-            exit_code=outcome.exit_code,
-            error=outcome.error,
-            error_kind=outcome.error_kind,
-            started_at=outcome.started_at,
-            ended_at=outcome.ended_at,
-            duration_ms=outcome.duration_ms,
-            token_usage=outcome.transcript.usage if outcome.transcript else None,
-            total_cost_usd=outcome.transcript.cost_usd if outcome.transcript else None,
-            cost_estimated=bool(outcome.transcript and outcome.transcript.cost_estimated),
-            agent_version=outcome.transcript.agent_version if outcome.transcript else None,
-            result=outcome.result,
-            dir=folder,
-            artifacts=self._artifacts(outcome, folder),
-            setup_output=outcome.setup_output,
-            teardown_output=outcome.teardown_output,
-            score=_score(outcome.score),
-            warnings=outcome.warnings,
-        )
-        files = self._run_files(outcome, folder)
-        if outcome.transcript is not None and (self.sparse_index or outcome.score is not None):
-            index = build_sparse_index(
-                outcome.transcript, scenario_key=spec.scenario.key, agent_name=spec.agent.name
-            )
-            files["sparseIndex"] = _write_sparse_index(self.store, folder, index)
-        self.store.write_json(
-            f"{folder}/{RESULT_FILE}",
-            RunResult(
-                scenario_key=spec.scenario.key,
-                scenario_name=spec.scenario.name,
-                agent_name=spec.agent.name,
-                run=run,
-                spec=spec.model_dump(mode="json"),
-                workspace=outcome.workspace,
-                files=files,
-            ),
-        )
-        entry.runs = [run if r.run_index == spec.run_index else r for r in entry.runs]
+        """Save one job's folder, then the manifest: the job is on disk before anything else.
+
+        Returns the run's entry, as the report holds it (what the live display shows).
+        """
+        run = save_run(self.store, outcome, sparse_index=self.sparse_index)
+        entry = self._pairs[outcome.spec.pair_key]
+        entry.runs = [run if r.run_index == run.run_index else r for r in entry.runs]
         refresh_pair(entry, self.gate)
         self.flush(force=False)
         return run
-
-    def _run_files(self, outcome: JobOutcome, folder: str) -> dict[str, str]:
-        files: dict[str, str] = {}
-        if outcome.transcript is not None:
-            self.store.write_json(f"{folder}/{TRANSCRIPT_FILE}", outcome.transcript)
-            files["transcript"] = f"{folder}/{TRANSCRIPT_FILE}"
-        if outcome.verdicts is not None:
-            self.store.write_json(f"{folder}/{VERDICTS_FILE}", outcome.verdicts)
-            files["verdicts"] = f"{folder}/{VERDICTS_FILE}"
-        if outcome.raw_output:
-            name = "raw.ndjson" if _is_ndjson(outcome.raw_output) else "raw.txt"
-            if name == "raw.ndjson":
-                self.store.write_lines(f"{folder}/{name}", outcome.raw_output)
-            else:
-                self.store.write_text(f"{folder}/{name}", "".join(outcome.raw_output))
-            files["raw"] = f"{folder}/{name}"
-        if outcome.stderr:
-            self.store.write_text(f"{folder}/stderr.log", outcome.stderr)
-            files["stderr"] = f"{folder}/stderr.log"
-        return files
-
-    def _artifacts(self, outcome: JobOutcome, folder: str) -> list[ArtifactEntry]:
-        out: list[ArtifactEntry] = []
-        for art in outcome.artifacts:
-            target = ""
-            content: str | None = None
-            if art.data is not None:
-                target = f"{folder}/artifacts/{art.path}"
-                self.store.write_bytes(target, art.data)
-                if len(art.data) <= INLINE_TEXT_BYTES and _is_text(art.mime_type, art.data):
-                    content = self.store.redactor.text(art.data.decode("utf-8"))
-            out.append(
-                ArtifactEntry(
-                    path=art.path,
-                    size_bytes=art.size_bytes,
-                    mime_type=art.mime_type,
-                    file=target,
-                    content=content,
-                )
-            )
-        return out
 
     def finish(self, state: str, exit_code: int | None) -> ReportManifest:
         """Mark the run over and write the final manifest."""
@@ -344,67 +235,3 @@ class ReportWriter:
         self.manifest.exit_code = exit_code
         self.flush(durable=True)
         return self.manifest
-
-
-def store_score(
-    store: ReportStore,
-    run: RunEntry,
-    score: ScoreResult,
-    verdicts: JudgeVerdicts | None,
-    index: SparseIndex | None = None,
-) -> None:
-    """Put a new score on a saved run: ``verdicts.json``, ``sparse-index.txt`` (``index``,
-    the one the judges saw, when the run was saved without one: a ``--no-score`` run),
-    ``result.json``, then ``run``.
-
-    The manifest is the caller's to write (after its pairs are refreshed).
-    """
-    if verdicts is not None:
-        store.write_json(f"{run.dir}/{VERDICTS_FILE}", verdicts)
-    path = store.folder / run.dir / RESULT_FILE
-    if path.is_file():
-        saved = RunResult.model_validate_json(path.read_bytes())
-        saved.run.score = score
-        if verdicts is not None:
-            saved.files["verdicts"] = f"{run.dir}/{VERDICTS_FILE}"
-        if index is not None and "sparseIndex" not in saved.files:
-            saved.files["sparseIndex"] = _write_sparse_index(store, run.dir, index)
-        store.write_json(f"{run.dir}/{RESULT_FILE}", saved)
-    run.score = score
-
-
-def _write_sparse_index(store: ReportStore, folder: str, index: SparseIndex) -> str:
-    """Write a run's ``sparse-index.txt``; returns its path in the report folder."""
-    relative = f"{folder}/{SPARSE_INDEX_FILE}"
-    store.write_text(relative, index.render())
-    return relative
-
-
-def _score(score: ScoreResult | dict[str, Any] | None) -> ScoreResult | None:
-    """The typed score (the scorer seam may still hand over a plain dict)."""
-    if score is None or isinstance(score, ScoreResult):
-        return score
-    return ScoreResult.model_validate(score)
-
-
-def _is_ndjson(lines: list[str]) -> bool:
-    for line in lines[:50]:
-        text = line.strip()
-        if not text:
-            continue
-        try:
-            json.loads(text)
-        except ValueError:
-            return False
-    return True
-
-
-def _is_text(mime: str, data: bytes) -> bool:
-    textual = mime.startswith("text/") or mime in ("application/json", "application/xml")
-    if not textual and b"\x00" in data[:1024]:
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True

@@ -1,26 +1,22 @@
-"""The judge answer cache: validated answers on disk, keyed by judge, prompt and schema.
+"""The judge answer cache: validated answers on disk, by key.
 
-``<config dir>/.axis/judge-cache/<2 hex>/<64 hex>.json``. The key is a SHA-256 over the
-judge (provider, model and base URL), the whole request (system text and messages, already
-redacted) and the answer schema's hash, so a changed prompt, model or schema misses. Only
-answers that passed validation are stored; writes are atomic, so a reader never sees half
-an entry, and an unreadable entry is a miss.
+``<config dir>/.axis/judge-cache/<2 hex>/<64 hex>.json``. The key
+(:func:`axis_eval.scoring.judge.cache_key`) is a SHA-256 over the judge, the whole request
+(already redacted) and the answer schema's hash, so a changed prompt, model or schema
+misses. Only answers that passed validation are stored; writes are atomic, so a reader
+never sees half an entry, and an unreadable entry is a miss.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from axis_eval._util.files import atomic_write_text
-
-if TYPE_CHECKING:
-    from axis_eval.scoring.judge import JudgeChoice, JudgeRequest
+from axis_eval.files import atomic_write_text
 
 CACHE_DIR = Path(".axis") / "judge-cache"
 CACHE_VERSION = 1
+"""Part of every key and entry: bump it to drop every stored answer."""
 
 
 def cache_root(config_dir: str | Path) -> Path:
@@ -35,19 +31,6 @@ class JudgeCache:
         self.folder = folder
         self.hits = 0
         self.misses = 0
-
-    @staticmethod
-    def key(choice: JudgeChoice, request: JudgeRequest, schema_digest: str) -> str:
-        """The cache key of one request to one judge."""
-        body = {
-            "v": CACHE_VERSION,
-            "judge": [choice.provider, choice.model, choice.base_url],
-            "system": request.system,
-            "messages": [[m.role, m.text] for m in request.messages],
-            "schema": schema_digest,
-        }
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(data.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from axis_eval._util.redact import Redactor
 from axis_eval.config.scenario import ResolvedCheck, Scenario
 from axis_eval.execute.process import SpawnFailed, run_shell
+from axis_eval.redact import Redactor
 from axis_eval.scoring.models import CheckVerdict
 
 OUTPUT_CHARS = 4000

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from axis_eval._types import Category
-from axis_eval._util.redact import Redactor
 from axis_eval.config.scenario import Scenario
+from axis_eval.redact import Redactor
 from axis_eval.scoring.cache import JudgeCache
 from axis_eval.scoring.checks import RubricCheck
 from axis_eval.scoring.judge import Judge, JudgeFailed, JudgeRequest, SpendMeter, ask_validated

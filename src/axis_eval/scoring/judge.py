@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,10 +23,8 @@ from axis_eval.config.models import Judging
 from axis_eval.errors import AxisError, ConfigError
 from axis_eval.planning.models import AgentSpec
 from axis_eval.planning.select import display_names
+from axis_eval.scoring.cache import CACHE_VERSION, JudgeCache
 from axis_eval.scoring.models import JudgeSpend
-
-if TYPE_CHECKING:
-    from axis_eval.scoring.cache import JudgeCache
 
 A = TypeVar("A", bound=BaseModel)
 
@@ -300,6 +298,19 @@ def schema_digest(answer_type: type[BaseModel]) -> str:
     return hashlib.sha256(schema.encode()).hexdigest()[:16]
 
 
+def cache_key(choice: JudgeChoice, request: JudgeRequest, answer_type: type[BaseModel]) -> str:
+    """The answer cache's key of one request to one judge for one answer schema."""
+    body = {
+        "v": CACHE_VERSION,
+        "judge": [choice.provider, choice.model, choice.base_url],
+        "system": request.system,
+        "messages": [[m.role, m.text] for m in request.messages],
+        "schema": schema_digest(answer_type),
+    }
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
 async def ask_validated(
     judge: Judge,
     request: JudgeRequest,
@@ -316,7 +327,7 @@ async def ask_validated(
     """
     key = None
     if cache is not None:
-        key = cache.key(judge.choice, request, schema_digest(answer_type))
+        key = cache_key(judge.choice, request, answer_type)
         hit = cache.get(key)
         if hit is not None:
             try:

@@ -18,10 +18,10 @@ from typing import Any
 from axis_eval.adapters.base import AdapterInput, AgentAdapter
 from axis_eval.adapters.loader import AdapterLoadError, load_adapter
 from axis_eval.adapters.registry import resolve, resolve_custom
-from axis_eval.adapters.runner import RunControl, run_adapter
 from axis_eval.config.models import LoadedConfig
 from axis_eval.errors import PreflightError
 from axis_eval.execute.process import kill_marked
+from axis_eval.execute.supervise import AgentRun, RunControl, run_agent
 from axis_eval.execute.workspace import AGENT_CONFIG_DIRS, PASSTHROUGH, create_job_dirs
 from axis_eval.scoring.judge import JudgeChoice, JudgeFailed, JudgeReply, JudgeRequest
 from axis_eval.scoring.retry import AdaptiveLimiter
@@ -107,19 +107,18 @@ class AgentJudge:
         async with self._limiter.slot():
             output = await self._run(request)
         name = self._choice.label
-        if output.failed or not output.result:
+        if output.failed or not output.result or output.transcript is None:
             reason = output.error or "it ended without an answer"
             raise JudgeFailed(f"judge agent {name} ({request.purpose}): {reason}")
-        usage = output.transcript.usage
-        cost = output.transcript.cost_usd
+        transcript = output.transcript
         return JudgeReply(
             text=output.result,
-            usage=usage,
-            cost_usd=cost,
-            cost_estimated=output.transcript.cost_estimated,
+            usage=transcript.usage,
+            cost_usd=transcript.cost_usd,
+            cost_estimated=transcript.cost_estimated,
         )
 
-    async def _run(self, request: JudgeRequest) -> Any:
+    async def _run(self, request: JudgeRequest) -> AgentRun:
         spec = self._choice.agent
         assert spec is not None
         dirs = create_job_dirs(self._tmp_base)
@@ -143,7 +142,7 @@ class AgentJudge:
                 endpoint=spec.endpoint or self._endpoint,
             )
             control = RunControl(marker=marker, grace_s=self._grace_s)
-            return await run_adapter(self._adapter, inp, control)
+            return await run_agent(self._adapter, inp, control)
         finally:
             await kill_marked(marker, 0.5)
             dirs.remove()

@@ -10,6 +10,7 @@ they share. SDK errors are translated where they enter, chained with ``from``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from axis_eval._types import TokenUsage
@@ -28,10 +29,11 @@ MAX_OUTPUT_TOKENS = 8192
 _RETRY_STATUSES = frozenset({408, 409, 429})
 
 
+@dataclass(frozen=True, eq=False)  # eq=False: a judge is itself, as any object
 class ApiJudge:
     """A judge that calls a model API directly.
 
-    Args:
+    Attributes:
         choice: an API :class:`JudgeChoice` (provider, model, optional base URL).
         api_key: the key; any non-empty text for servers that need none.
         timeout_s: one call's time limit (a timeout is retried).
@@ -39,51 +41,40 @@ class ApiJudge:
         policy: how to retry.
     """
 
-    def __init__(
-        self,
-        choice: JudgeChoice,
-        *,
-        api_key: str,
-        timeout_s: float,
-        limiter: AdaptiveLimiter,
-        policy: RetryPolicy,
-        max_output_tokens: int = MAX_OUTPUT_TOKENS,
-    ) -> None:
+    choice: JudgeChoice
+    _: KW_ONLY
+    api_key: str = field(repr=False)
+    timeout_s: float
+    limiter: AdaptiveLimiter
+    policy: RetryPolicy
+    max_output_tokens: int = MAX_OUTPUT_TOKENS
+
+    def __post_init__(self) -> None:
+        choice = self.choice
         if choice.kind != "api" or choice.provider is None or choice.model is None:
             raise ValueError("ApiJudge needs an API judge choice")
-        self._choice = choice
-        self._api_key = api_key
-        self._timeout_s = timeout_s
-        self._limiter = limiter
-        self._policy = policy
-        self._max_output_tokens = max_output_tokens
-
-    @property
-    def choice(self) -> JudgeChoice:
-        """Who this judge is."""
-        return self._choice
 
     async def ask(self, request: JudgeRequest) -> JudgeReply:
         """One answer, with retries on rate limits, 5xx, timeouts and connection errors."""
         return await call_with_retries(
             lambda: self._once(request),
-            self._limiter,
-            self._policy,
-            what=f"the {request.purpose} call to {self._choice.label}",
+            self.limiter,
+            self.policy,
+            what=f"the {request.purpose} call to {self.choice.label}",
         )
 
     def _new_client(self) -> Any:
-        base = self._choice.base_url
-        if self._choice.provider == "anthropic":
+        base = self.choice.base_url
+        if self.choice.provider == "anthropic":
             import anthropic
 
             return anthropic.AsyncAnthropic(
-                api_key=self._api_key, base_url=base, timeout=self._timeout_s, max_retries=0
+                api_key=self.api_key, base_url=base, timeout=self.timeout_s, max_retries=0
             )
         import openai
 
         return openai.AsyncOpenAI(
-            api_key=self._api_key, base_url=base, timeout=self._timeout_s, max_retries=0
+            api_key=self.api_key, base_url=base, timeout=self.timeout_s, max_retries=0
         )
 
     async def _once(self, request: JudgeRequest) -> JudgeReply:
@@ -91,18 +82,18 @@ class ApiJudge:
         # extra connection setup is small next to a judge call.
         try:
             async with self._new_client() as client:
-                if self._choice.provider == "anthropic":
+                if self.choice.provider == "anthropic":
                     return await self._anthropic(client, request)
                 return await self._openai(client, request)
         except (RetryableCallError, JudgeFailed):
             raise
         except Exception as exc:
-            raise _translate(exc, self._choice) from exc
+            raise _translate(exc, self.choice) from exc
 
     async def _anthropic(self, client: Any, request: JudgeRequest) -> JudgeReply:
         message = await client.messages.create(
-            model=self._choice.model,
-            max_tokens=self._max_output_tokens,
+            model=self.choice.model,
+            max_tokens=self.max_output_tokens,
             system=request.system,
             messages=[{"role": m.role, "content": m.text} for m in request.messages],
         )
@@ -120,7 +111,7 @@ class ApiJudge:
         messages = [{"role": "system", "content": request.system}]
         messages += [{"role": m.role, "content": m.text} for m in request.messages]
         completion = await client.chat.completions.create(
-            model=self._choice.model, messages=messages
+            model=self.choice.model, messages=messages
         )
         choices = completion.choices or []
         text = (choices[0].message.content or "") if choices else ""
@@ -138,7 +129,7 @@ class ApiJudge:
         return self._reply(text, usage, cut)
 
     def _reply(self, text: str, usage: TokenUsage, truncated: bool) -> JudgeReply:
-        cost = estimate_cost(self._choice.model, usage)
+        cost = estimate_cost(self.choice.model, usage)
         return JudgeReply(
             text=text,
             usage=usage,

@@ -25,7 +25,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from axis_eval._types import CATEGORIES, Category
 from axis_eval._util.defaults import empty_list
-from axis_eval._util.redact import Redactor
+from axis_eval.redact import Redactor
 from axis_eval.scoring.judge import JudgeRequest, Message
 from axis_eval.transcript.models import Entry, Transcript
 from axis_eval.transcript.sparse_index import Interaction, SparseIndex

@@ -27,10 +27,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from axis_eval._util.redact import Redactor
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.config.models import LoadedConfig, weights_of
 from axis_eval.planning.models import AgentSpec, JobSpec
+from axis_eval.redact import Redactor
 from axis_eval.report.models import (
     RESULT_FILE,
     VERDICTS_FILE,

@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from axis_eval._util.redact import Redactor
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.config.models import Judging, LoadedConfig, weights_of
 from axis_eval.config.scenario import Scenario
@@ -31,6 +30,7 @@ from axis_eval.execute.models import JobOutcome
 from axis_eval.execute.process import kill_marked, new_run_token
 from axis_eval.execute.workspace import JobDirs, build_env
 from axis_eval.planning.models import AgentSpec, JobSpec
+from axis_eval.redact import Redactor
 from axis_eval.scoring.cache import JudgeCache, cache_root
 from axis_eval.scoring.checks import rubric_of, run_checks
 from axis_eval.scoring.chunks import RunMaterial, judge_run

@@ -6,8 +6,63 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from axis_model_server.normalize import Entry, ModelRequest
 from axis_model_server.script import Reply
+from axis_model_server.wire._body import (
+    add_content,
+    as_dict,
+    as_list,
+    as_str,
+    declared_tool,
+    flatten_text,
+    int_or_none,
+)
 from axis_model_server.wire._sse import frame, new_id, pieces
+
+__all__ = ["count_tokens", "message", "parse", "stream", "usage"]
+
+
+def parse(body: dict[str, Any]) -> ModelRequest:
+    """A Messages request (``/v1/messages``, also ``count_tokens``)."""
+    req = ModelRequest(
+        "anthropic", model=as_str(body.get("model")), stream=bool(body.get("stream"))
+    )
+    add_content(req, "system", body.get("system"))
+    for message in as_list(body.get("messages")):
+        message = as_dict(message)
+        role = message.get("role")
+        content = message.get("content")
+        if role == "system":
+            req.add_text("system", flatten_text(content))
+            continue
+        if role not in ("user", "assistant"):
+            continue
+        if isinstance(content, str):
+            req.add_text(role, content)
+            continue
+        for block in as_list(content):
+            block = as_dict(block)
+            kind = block.get("type")
+            if kind == "text":
+                req.add_text(role, block.get("text"))
+            elif kind in ("tool_use", "server_tool_use") and role == "assistant":
+                req.add_call(block.get("name"), block.get("input"))
+            elif kind == "tool_result":
+                req.entries.append(Entry("tool", text=flatten_text(block.get("content"))))
+    for tool in as_list(body.get("tools")):
+        tool = as_dict(tool)
+        schema = tool.get("input_schema")
+        declared = tool.get("type")
+        # Server tools (web_search, bash_20250124 ...) come with a type and no schema.
+        plain = isinstance(schema, dict) or declared in (None, "custom")
+        req.add_tool(declared_tool(tool, schema, kind="function" if plain else str(declared)))
+    output = as_dict(body.get("output_format")) or as_dict(
+        as_dict(body.get("output_config")).get("format")
+    )
+    if output.get("type") == "json_schema":
+        req.json_schema = as_dict(output.get("schema"))
+    req.max_tokens = int_or_none(body.get("max_tokens"))
+    return req
 
 
 def usage(reply: Reply, *, output_tokens: int | None = None) -> dict[str, int]:

@@ -7,16 +7,74 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from axis_model_server.normalize import Entry, ModelRequest
 from axis_model_server.script import Reply
 from axis_model_server.tools import EmittedCall
+from axis_model_server.wire._body import (
+    add_content,
+    as_dict,
+    as_list,
+    as_str,
+    call_args,
+    declared_tool,
+    flatten_text,
+    int_or_none,
+    openai_output_schema,
+)
 from axis_model_server.wire._sse import frame, new_id, pieces
+from axis_model_server.wire._usage import token_counts
+
+__all__ = ["completion", "parse", "stream", "usage"]
+
+
+def parse(body: dict[str, Any]) -> ModelRequest:
+    """A Chat Completions request."""
+    req = ModelRequest(
+        "openai-chat", model=as_str(body.get("model")), stream=bool(body.get("stream"))
+    )
+    for message in as_list(body.get("messages")):
+        message = as_dict(message)
+        role = message.get("role")
+        content = message.get("content")
+        if role in ("system", "developer"):
+            req.add_text("system", flatten_text(content))
+        elif role == "user":
+            add_content(req, "user", content)
+        elif role == "assistant":
+            add_content(req, "assistant", content)
+            for call in as_list(message.get("tool_calls")):
+                call = as_dict(call)
+                if call.get("type") == "custom":
+                    custom = as_dict(call.get("custom"))
+                    req.add_call(custom.get("name"), {"input": custom.get("input", "")})
+                else:
+                    fn = as_dict(call.get("function"))
+                    req.add_call(fn.get("name"), call_args(fn.get("arguments")))
+            legacy = as_dict(message.get("function_call"))  # before tool_calls existed
+            if legacy:
+                req.add_call(legacy.get("name"), call_args(legacy.get("arguments")))
+        elif role in ("tool", "function"):
+            req.entries.append(Entry("tool", text=flatten_text(content)))
+    for tool in as_list(body.get("tools")):
+        tool = as_dict(tool)
+        if tool.get("type") == "custom":
+            req.add_tool(declared_tool(as_dict(tool.get("custom")), None, kind="custom"))
+        else:
+            fn = as_dict(tool.get("function"))
+            req.add_tool(declared_tool(fn, fn.get("parameters")))
+    for fn in as_list(body.get("functions")):
+        fn = as_dict(fn)
+        req.add_tool(declared_tool(fn, fn.get("parameters")))
+    req.json_schema = openai_output_schema(body.get("response_format"))
+    req.max_tokens = int_or_none(body.get("max_completion_tokens")) or int_or_none(
+        body.get("max_tokens")
+    )
+    return req
 
 
 def usage(reply: Reply) -> dict[str, Any]:
     return {
-        "prompt_tokens": reply.input_tokens,
-        "completion_tokens": reply.output_tokens,
-        "total_tokens": reply.input_tokens + reply.output_tokens,
+        **token_counts(reply, "prompt_tokens", "completion_tokens", "total_tokens"),
         "prompt_tokens_details": {"cached_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": 0},
     }

@@ -2,12 +2,15 @@
 
 The page carries them gzip-compressed and decodes them only when a reader opens a pair or
 a transcript, so a 1,000-job report shows its summary at once. Everything here is data for
-the page's script, which renders it with ``textContent``; the only markup is the charts,
-drawn (and escaped) by ``_svg``.
+the page's script, which renders it as text (``append`` of strings, attribute values); the
+only markup is the charts, drawn from escaping templates by :mod:`._charts` (and the script
+keeps only the SVG elements and attributes a chart has).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
 from pathlib import Path
@@ -17,7 +20,7 @@ from urllib.parse import quote
 from pydantic import ValidationError
 
 from axis_eval._types import SCORES, camel
-from axis_eval.report.html import _svg
+from axis_eval.report.html import _charts
 from axis_eval.report.models import (
     RESULT_FILE,
     SPARSE_INDEX_FILE,
@@ -25,6 +28,7 @@ from axis_eval.report.models import (
     VERDICTS_FILE,
     ArtifactEntry,
     PairEntry,
+    ReportManifest,
     RunEntry,
 )
 from axis_eval.scoring.models import ScoreResult
@@ -55,6 +59,12 @@ RUN_FILES = (
 """Files of a run folder the page links to when present."""
 
 TIERS = {1.0: "excellent", 0.9: "good", 0.8: "fair", 0.6: "slow", 0.4: "very slow"}
+
+
+def encode_payload(value: Any) -> str:
+    """JSON → gzip → base64 (``mtime=0``: the same report gives the same bytes)."""
+    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
 
 
 def href(link_root: str, relative: str) -> str:
@@ -176,7 +186,7 @@ def _waterfall(index: SparseIndex, transcript: Transcript) -> tuple[str, str]:
     for it in index.interactions:
         timed_by = CATEGORY_LABELS[speed_category(it.categories)]
         bars.append(
-            _svg.Bar(
+            _charts.Bar(
                 id=it.id,
                 tool=it.tool,
                 category=timed_by,
@@ -188,7 +198,7 @@ def _waterfall(index: SparseIndex, transcript: Transcript) -> tuple[str, str]:
             )
         )
     total = max(transcript.duration_ms, index.stats.wall_clock_ms)
-    return _svg.waterfall(bars, total)
+    return _charts.waterfall(bars, total)
 
 
 def _baseline(entry: ComparisonEntry | None, name: str) -> dict[str, Any] | None:
@@ -210,15 +220,17 @@ def pair_payload(
     """Everything a pair's detail shows, but the transcripts (a payload of their own)."""
     label = f"{pair.scenario_key} · {pair.agent_name}"
     dots = [
-        _svg.RunDot(r.run_index, r.score.axis_score, r.run_index == pair.representative_run_index)
+        _charts.RunDot(
+            r.run_index, r.score.axis_score, r.run_index == pair.representative_run_index
+        )
         for r in pair.runs
         if r.score is not None and r.score.axis_score is not None
     ]
     median = pair.spread.axis_score.median if pair.spread else None
     if dots:
-        dist_svg, dist_text = _svg.distribution(dots, median, label)
+        dist_svg, dist_text = _charts.distribution(dots, median, label)
     else:  # nothing to draw (an unscored pair): the text alone, no chart built and dropped
-        dist_svg, dist_text = None, _svg.distribution_text(dots, median)
+        dist_svg, dist_text = None, _charts.distribution_text(dots, median)
     rep = next((r for r in pair.runs if r.run_index == pair.representative_run_index), None)
     rep_transcript = transcripts.get(rep.run_index) if rep else None
     score = pair.score
@@ -305,4 +317,16 @@ def transcripts_payload(transcripts: dict[int, Transcript]) -> dict[str, Any]:
             "entries": [_entry(e) for e in t.entries],
         }
         for index, t in transcripts.items()
+    }
+
+
+def config_payload(manifest: ReportManifest) -> dict[str, Any]:
+    """The report's resolved configuration (secrets redacted by the writer)."""
+    return {
+        "configPath": manifest.config_path,
+        "profile": manifest.profile,
+        "configHash": manifest.config_hash,
+        "scoringWeights": manifest.scoring_weights,
+        "modelServer": manifest.model_server,
+        "resolvedConfig": manifest.resolved_config,
     }

@@ -1,10 +1,17 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader (or the next boot after a kill) sees the old file or the
+new one, never half of one.
+
+The one writer for the harness and the task runner. It imports the standard library only:
+the task runner imports it at start-up, so it must stay cheap to load.
+"""
 
 from __future__ import annotations
 
 import itertools
 import os
 from pathlib import Path
+
+__all__ = ["atomic_write_bytes", "atomic_write_text"]
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 _counter = itertools.count()  # next() is atomic under the GIL: safe from worker threads
@@ -26,12 +33,16 @@ def _create_temp(path: str) -> tuple[int, str]:
             continue
 
 
-def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = False) -> None:
+def atomic_write_bytes(
+    path: str | Path, data: bytes, *, durable: bool = False, mode: int | None = None
+) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
     The rename makes the write atomic against a killed process: readers see the old file
-    or the new one. ``durable`` adds an fsync, which also survives a power loss but costs
-    milliseconds per file, so it is kept for files that close a run.
+    or the new one. ``durable`` adds an fsync of the file and of its folder (which holds
+    the rename), which also survives a power loss but costs milliseconds per file, so it is
+    kept for files that close a run. The file is private (0600) unless ``mode`` says
+    otherwise; missing folders are created.
     """
     target = os.path.abspath(path)  # strings: cheaper than a Path per file
     try:
@@ -44,6 +55,8 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = False) 
             view = memoryview(data)
             while view:  # os.write on the descriptor: no file object per write
                 view = view[os.write(fd, view) :]
+            if mode is not None:
+                os.fchmod(fd, mode)
             if durable:
                 os.fsync(fd)
         finally:
@@ -55,8 +68,16 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = False) 
         except FileNotFoundError:
             pass
         raise
+    if durable:
+        folder = os.open(os.path.dirname(target), os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
 
-def atomic_write_text(path: str | Path, text: str, *, durable: bool = False) -> None:
-    """Write UTF-8 ``text`` to ``path`` atomically."""
-    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+def atomic_write_text(
+    path: str | Path, text: str, *, durable: bool = False, mode: int | None = None
+) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, mode=mode)

@@ -1,8 +1,8 @@
 // axis-eval HTML report. The summary is static HTML; this script makes it interactive and
 // renders a pair's detail and its transcripts only when they are opened, from gzip+base64
 // payloads decoded with DecompressionStream (no network: it works from file://).
-// Data is always rendered as text (textContent, attribute values); the only markup taken
-// from a payload is the charts, which the Python renderer drew and escaped.
+// Data is always rendered as text (text nodes, attribute values: see append); the only markup
+// taken from a payload is the charts, which the Python renderer drew and escaped (see svg).
 "use strict";
 (function () {
   var PAYLOAD_TYPE = "application/x-axis-gzip";
@@ -22,27 +22,56 @@
         else el.setAttribute(key, value === true ? "" : String(value));
       });
     }
-    for (var i = 2; i < arguments.length; i++) append(el, arguments[i]);
+    for (var i = 2; i < arguments.length; i++) add(el, arguments[i]);
     return el;
   }
 
-  function append(el, kid) {
-    if (kid === null || kid === undefined || kid === false) return;
-    if (Array.isArray(kid)) { kid.forEach(function (k) { append(el, k); }); return; }
-    el.append(kid instanceof Node ? kid : String(kid));
+  // The one way content enters the DOM: nodes as they are, anything else as a text node
+  // (never parsed as markup); null, undefined and false add nothing (el.append would
+  // write them out as "null").
+  function append(el) {
+    for (var i = 1; i < arguments.length; i++) add(el, arguments[i]);
+    return el;
   }
 
-  // Links in payloads are relative file paths the renderer made; refuse anything with a scheme.
-  function safeHref(value) {
-    var text = String(value);
-    return /^\s*([a-z][a-z0-9+.-]*:|\/\/)/i.test(text) ? "#" : text;
+  function add(el, kid) {
+    if (kid === null || kid === undefined || kid === false) return;
+    if (Array.isArray(kid)) { kid.forEach(function (k) { add(el, k); }); return; }
+    el.appendChild(kid instanceof Node ? kid : document.createTextNode(String(kid)));
   }
+
+  // Links in payloads are relative file paths the renderer made; refuse anything with a
+  // scheme. Browsers drop tabs and newlines anywhere in a URL and control characters and
+  // spaces before it, so those are dropped before looking ("java\tscript:" is a scheme).
+  function safeHref(value) {
+    var text = String(value).replace(/[\t\n\r]/g, "").replace(/^[\u0000-\u0020]+/, "");
+    return /^([a-z][a-z0-9+.-]*:|[\/\\]{2})/i.test(text) ? "#" : text;
+  }
+
+  // The charts are the only markup a payload carries: drawn by the renderer from escaping
+  // templates, parsed as SVG (an XML parser: no HTML parsing quirks), and kept only as the
+  // elements and attributes a chart has, so even a renderer bug could not bring in a script.
+  var SVG_ELEMENTS = ["svg", "title", "desc", "line", "text", "rect", "circle"];
+  var SVG_ATTRIBUTES = ["xmlns", "class", "role", "viewBox", "width", "height", "aria-label",
+    "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "rx", "text-anchor"];
 
   function svg(markup) {
     if (!markup) return null;
     var doc = new DOMParser().parseFromString(markup, "image/svg+xml");
     var root = doc.documentElement;
-    return root && root.nodeName === "svg" ? document.importNode(root, true) : null;
+    if (!root || root.nodeName !== "svg" || !clean(root)) return null;
+    return document.importNode(root, true);
+  }
+
+  function clean(el) {
+    if (SVG_ELEMENTS.indexOf(el.nodeName) < 0) return false;
+    Array.prototype.slice.call(el.attributes).forEach(function (a) {
+      if (SVG_ATTRIBUTES.indexOf(a.name) < 0) el.removeAttribute(a.name);
+    });
+    Array.prototype.slice.call(el.children).forEach(function (kid) {
+      if (!clean(kid)) el.removeChild(kid);
+    });
+    return true;
   }
 
   function payload(id) {
@@ -150,22 +179,22 @@
 
   function renderPair(details, data) {
     var body = h("div", { class: "pair-body" });
-    body.append(h("p", { class: "muted" }, data.name + " · adapter " + data.adapter +
+    append(body, h("p", { class: "muted" }, data.name + " · adapter " + data.adapter +
       (data.model ? " · model " + data.model : "") + " · " + data.status));
-    if (data.error) body.append(h("div", { class: "banner", role: "alert" }, data.error));
-    if (data.withheldReason) body.append(h("div", { class: "banner" }, "Score withheld: " + data.withheldReason));
-    body.append(headline(data));
-    if (data.baseline) body.append(baseline(data.baseline));
-    body.append(h("h3", null, "Runs"), runsTable(data));
-    if (data.checks.length) body.append(h("h3", null, "Goal checks (representative)"), checks(data.checks));
-    if (Object.keys(data.categories).length) body.append(h("h3", null, "Environment, service, agent"), categories(data.categories));
+    if (data.error) append(body, h("div", { class: "banner", role: "alert" }, data.error));
+    if (data.withheldReason) append(body, h("div", { class: "banner" }, "Score withheld: " + data.withheldReason));
+    append(body, headline(data));
+    if (data.baseline) append(body, baseline(data.baseline));
+    append(body, h("h3", null, "Runs"), runsTable(data));
+    if (data.checks.length) append(body, h("h3", null, "Goal checks (representative)"), checks(data.checks));
+    if (Object.keys(data.categories).length) append(body, h("h3", null, "Environment, service, agent"), categories(data.categories));
     if (data.insights.length || data.notes.length) {
-      body.append(h("h3", null, "Insights"),
+      append(body, h("h3", null, "Insights"),
         h("ul", null, data.insights.map(function (x) { return h("li", null, x); }),
           data.notes.map(function (x) { return h("li", { class: "muted" }, x); })));
     }
     if (data.charts.waterfall) {
-      body.append(h("h3", null, "Waterfall (representative)"),
+      append(body, h("h3", null, "Waterfall (representative)"),
         h("p", { class: "legend" },
           h("span", null, h("i", { class: "env" }), "environment"),
           h("span", null, h("i", { class: "svc" }), "service"),
@@ -176,26 +205,26 @@
           h("figcaption", null, data.charts.waterfallText)));
     }
     if (data.interactions.length) {
-      body.append(h("h3", null, "Interactions and signals (representative)"));
-      if (data.sparse.length) body.append(pre(data.sparse.join("\n"), "muted"));
-      body.append(interactions(data.interactions));
+      append(body, h("h3", null, "Interactions and signals (representative)"));
+      if (data.sparse.length) append(body, pre(data.sparse.join("\n"), "muted"));
+      append(body, interactions(data.interactions));
     }
-    body.append(h("h3", null, "Transcripts"));
-    data.runs.forEach(function (run) { body.append(transcriptBlock(run)); });
-    data.runs.forEach(function (run) { body.append(runExtras(run, data.runs.length > 1)); });
-    body.append(h("h3", null, "Configuration"),
+    append(body, h("h3", null, "Transcripts"));
+    data.runs.forEach(function (run) { append(body, transcriptBlock(run)); });
+    data.runs.forEach(function (run) { append(body, runExtras(run, data.runs.length > 1)); });
+    append(body, h("h3", null, "Configuration"),
       h("p", null, "Prompt"), pre(data.config.prompt),
       collapsible("Judge / rubric", pre(typeof data.config.judge === "string" ? data.config.judge : json(data.config.judge))),
       collapsible("Agent configuration", pre(json(data.config.agentConfig))),
       collapsible("Resolved pair configuration", pre(json(data.config.resolvedConfig))));
-    details.append(body);
+    append(details, body);
   }
 
   function headline(data) {
     var rep = data.runs.find(function (r) { return r.representative; });
     var box = h("div", { class: "headline" });
     var scores = rep && rep.scores;
-    box.append(table(DIMS.map(function (d) { return d[1]; }),
+    append(box, table(DIMS.map(function (d) { return d[1]; }),
       h("tr", null, DIMS.map(function (d) { return scoreCell(scores ? scores[d[0]] : null); })), "scores"));
     var facts = [];
     if (rep) facts.push("representative run #" + rep.index);
@@ -215,9 +244,9 @@
         pr.passHatK[k - 1].toFixed(2) + " · " + pr.passed + "/" + pr.n + " ≥ " + pr.passScore +
         (pr.gateFailed ? " · below the minimum pass rate " + pr.minPassRate : ""));
     }
-    box.append(h("p", null, facts.join(" · ")));
+    append(box, h("p", null, facts.join(" · ")));
     if (data.charts.distribution) {
-      box.append(h("figure", { class: "chart-figure" }, svg(data.charts.distribution),
+      append(box, h("figure", { class: "chart-figure" }, svg(data.charts.distribution),
         h("figcaption", null, data.charts.distributionText)));
     }
     return box;
@@ -276,7 +305,7 @@
       var extra = null;
       if (c.kind === "deterministic") {
         extra = h("div", { class: "muted" }, h("code", null, c.command || ""), " → exit " + dash(c.exitCode));
-        if (c.output) extra.append(collapsible("output", pre(c.output)));
+        if (c.output) append(extra, collapsible("output", pre(c.output)));
       }
       return h("tr", null, h("td", null, c.check), h("td", null, c.kind),
         h("td", { class: "num" }, c.weight), h("td", { class: "num " + band(c.score * 10) }, c.score + "/10"),
@@ -310,7 +339,7 @@
     var more = h("button", { type: "button" });
     function page() {
       list.slice(shown, shown + INTERACTION_PAGE).forEach(function (it) {
-        tbody.append(h("tr", { class: "interaction-row", "data-interaction": it.id },
+        append(tbody, h("tr", { class: "interaction-row", "data-interaction": it.id },
           h("th", { scope: "row" }, "#" + it.id), h("td", null, it.categories.join(",")),
           h("td", null, it.tool), h("td", { class: "mono" }, it.detail),
           h("td", { class: "num" }, ms(it.startMs)), h("td", { class: "num" }, ms(it.durationMs)),
@@ -333,13 +362,13 @@
     var box = h("div", { class: "run-transcript", "data-run-index": run.index });
     var label = "Run #" + run.index + (run.representative ? " (representative)" : "");
     if (!run.hasTranscript) {
-      box.append(h("p", { class: "muted" }, label + ": no transcript recorded"));
+      append(box, h("p", { class: "muted" }, label + ": no transcript recorded"));
       return box;
     }
-    box.append(h("p", null, label + " ",
+    append(box, h("p", null, label + " ",
       h("button", { type: "button", "data-action": "show-transcript", "data-run-index": run.index,
         "aria-expanded": "false" }, "Show transcript")));
-    box.append(h("div", { class: "transcript", "data-run-index": run.index }));
+    append(box, h("div", { class: "transcript", "data-run-index": run.index }));
     return box;
   }
 
@@ -373,13 +402,13 @@
     var more = h("button", { type: "button", class: "more" });
     var list = h("div", { class: "entries" });
     function page() {
-      entries.slice(shown, shown + TRANSCRIPT_PAGE).forEach(function (e) { list.append(entry(e)); });
+      entries.slice(shown, shown + TRANSCRIPT_PAGE).forEach(function (e) { append(list, entry(e)); });
       shown = Math.min(entries.length, shown + TRANSCRIPT_PAGE);
       more.textContent = "Show more (" + (entries.length - shown) + " entries left)";
       more.hidden = shown >= entries.length;
     }
     more.addEventListener("click", page);
-    target.append(h("p", { class: "muted" }, entries.length + " entries · " + ms(data.durationMs) +
+    append(target, h("p", { class: "muted" }, entries.length + " entries · " + ms(data.durationMs) +
       (data.agentVersion ? " · agent " + data.agentVersion : "") + (data.model ? " · model " + data.model : "")), list, more);
     page();
   }
@@ -387,14 +416,14 @@
   function entry(e) {
     var el = h("div", { class: "entry entry-" + e.type });
     var head = h("div", { class: "entry-head" }, e.type + " · +" + ms(e.ms));
-    el.append(head);
-    if (e.text !== undefined) el.append(h("div", { class: "entry-text" }, e.text));
+    append(el, head);
+    if (e.text !== undefined) append(el, h("div", { class: "entry-text" }, e.text));
     var t = e.tool;
     if (t) {
-      head.append(" · ", h("strong", null, t.name), t.durationMs !== null ? " · " + ms(t.durationMs) : "",
+      append(head, " · ", h("strong", null, t.name), t.durationMs !== null ? " · " + ms(t.durationMs) : "",
         t.error ? h("span", { class: "tool-error" }, " · error") : null);
-      if (t.input !== null) el.append(collapsible("input (" + bytes(t.inputBytes) + ")", pre(t.input)));
-      el.append(t.output !== null ? collapsible("output (" + bytes(t.outputBytes) + ")", pre(t.output))
+      if (t.input !== null) append(el, collapsible("input (" + bytes(t.inputBytes) + ")", pre(t.input)));
+      append(el, t.output !== null ? collapsible("output (" + bytes(t.outputBytes) + ")", pre(t.output))
         : h("div", { class: "muted" }, "no output recorded"));
     }
     return el;
@@ -419,7 +448,7 @@
   }
 
   function fail(target, error) {
-    target.append(h("div", { class: "banner" }, "Could not decode this part of the report: " + error));
+    append(target, h("div", { class: "banner" }, "Could not decode this part of the report: " + error));
   }
 
   // ---- wiring -----------------------------------------------------------------------------
@@ -437,7 +466,7 @@
     if (details.getAttribute("data-rendered")) return;
     details.setAttribute("data-rendered", "pending");
     payload("config").then(function (data) {
-      details.append(pre(json(data)));
+      append(details, pre(json(data)));
       details.setAttribute("data-rendered", "true");
     }, function (error) { fail(details, error); });
   }

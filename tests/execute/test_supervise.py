@@ -1,4 +1,4 @@
-"""run_adapter against real scripted agents: streams, prompts, limits, failures."""
+"""The supervisor (run_agent) against real scripted agents: streams, prompts, limits, failures."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agent_runs import PY, MakeInput, agent_argv, input_maker, new_control
 from axis_eval._types import ErrorKind, TokenUsage
 from axis_eval.adapters.base import (
     AdapterInput,
@@ -22,17 +23,28 @@ from axis_eval.adapters.base import (
     StreamContext,
     create_agent_adapter,
 )
-from axis_eval.adapters.runner import (
+from axis_eval.config.scenario import Scenario
+from axis_eval.execute.models import JobOutcome
+from axis_eval.execute.process import marked_pids
+from axis_eval.execute.supervise import (
     MAX_ARG_BYTES,
     STDERR_CAP_BYTES,
-    AgentOutput,
+    AgentRun,
     RunControl,
-    run_adapter,
+    run_agent,
     time_limit_message,
 )
-from axis_eval.execute.process import marked_pids
+from axis_eval.planning.models import AgentSpec, JobSpec
 
-from .conftest import PY, MakeInput, agent_argv, new_control
+
+@pytest.fixture
+def control() -> RunControl:
+    return new_control()
+
+
+@pytest.fixture
+def make_input(tmp_path: Path) -> MakeInput:
+    return input_maker(tmp_path)
 
 
 @dataclass
@@ -87,13 +99,13 @@ def lines_adapter(argv: list[str], **overrides: Any) -> AgentAdapter[State]:
     return create_agent_adapter(**options)
 
 
-async def run(adapter: AgentAdapter[Any], inp: AdapterInput, control: RunControl) -> AgentOutput:
-    out = await run_adapter(adapter, inp, control)
+async def run(adapter: AgentAdapter[Any], inp: AdapterInput, control: RunControl) -> AgentRun:
+    out = await run_agent(adapter, inp, control)
     assert marked_pids(control.marker) == [], "the job left processes behind"
     return out
 
 
-def types(out: AgentOutput) -> list[str]:
+def types(out: AgentRun) -> list[str]:
     return [e.type for e in out.transcript.entries]
 
 
@@ -193,7 +205,7 @@ async def test_nul_in_argv_is_refused_before_spawning(
 ) -> None:
     inp = make_input("bad \0 prompt")
     adapter = _touching_adapter(inp.workspace, build_args=lambda i: [i.prompt])
-    out = await run_adapter(adapter, inp, control)
+    out = await run_agent(adapter, inp, control)
     assert out.failed and out.error_kind == "spawn" and out.exit_code is None
     assert "NUL byte" in (out.error or "") and "prompt_via='stdin'" in (out.error or "")
     assert not (Path(inp.workspace) / "spawned").exists()
@@ -203,7 +215,7 @@ async def test_nul_in_argv_is_refused_before_spawning(
 async def test_too_long_argument_is_refused(make_input: MakeInput, control: RunControl) -> None:
     inp = make_input("z" * MAX_ARG_BYTES)
     adapter = _touching_adapter(inp.workspace, build_args=lambda i: [i.prompt])
-    out = await run_adapter(adapter, inp, control)
+    out = await run_agent(adapter, inp, control)
     assert out.error_kind == "spawn" and "prompt_via='stdin'" in (out.error or "")
     assert f"{MAX_ARG_BYTES} bytes" in (out.error or "")
     assert not (Path(inp.workspace) / "spawned").exists()
@@ -224,14 +236,14 @@ async def test_stdin_mode_refuses_the_prompt_in_args(
 ) -> None:
     inp = make_input()
     adapter = _touching_adapter(inp.workspace, prompt_via="stdin", build_args=lambda i: [i.prompt])
-    out = await run_adapter(adapter, inp, control)
+    out = await run_agent(adapter, inp, control)
     assert out.error_kind == "spawn" and "build_args also puts it" in (out.error or "")
     assert not (Path(inp.workspace) / "spawned").exists()
 
 
 async def test_no_command_to_spawn(make_input: MakeInput, control: RunControl) -> None:
     adapter = lines_adapter([], resolve_command=None)
-    out = await run_adapter(adapter, make_input(), control)
+    out = await run_agent(adapter, make_input(), control)
     assert out.failed and out.error_kind == "spawn"
     assert out.error == "The scripted adapter has no command to spawn"
 
@@ -248,7 +260,7 @@ async def test_missing_binary_is_a_spawn_failure(
     make_input: MakeInput, control: RunControl
 ) -> None:
     adapter = lines_adapter(["/nonexistent/agent-cli", "--json"])
-    out = await run_adapter(adapter, make_input(), control)
+    out = await run_agent(adapter, make_input(), control)
     assert out.failed and out.error_kind == "spawn" and out.exit_code is None
     assert "Could not start the scripted agent" in (out.error or "")
     assert "/nonexistent/agent-cli" in (out.error or "")
@@ -268,7 +280,7 @@ async def test_prepare_runs_first_and_its_failure_is_setup(
         raise OSError("disk full")
 
     bad = _touching_adapter(inp.workspace, prepare=broken)
-    out = await run_adapter(bad, inp, new_control())
+    out = await run_agent(bad, inp, new_control())
     assert out.error_kind == "setup" and "prepare raised OSError: disk full" in (out.error or "")
     assert not (Path(inp.workspace) / "spawned").exists()
 
@@ -375,7 +387,7 @@ async def test_cancelled_before_start_spawns_nothing(
 ) -> None:
     inp = make_input()
     control.cancel.set()
-    out = await run_adapter(_touching_adapter(inp.workspace), inp, control)
+    out = await run_agent(_touching_adapter(inp.workspace), inp, control)
     assert out.error_kind == "cancelled" and out.error == "Run cancelled"
     assert not (Path(inp.workspace) / "spawned").exists()
 
@@ -398,7 +410,7 @@ async def test_token_limit_via_on_tokens(make_input: MakeInput) -> None:
 async def test_task_cancellation_stops_the_agent(make_input: MakeInput) -> None:
     control = new_control()
     adapter, first_line = _signalling_adapter(agent_argv("adapter_hang.py"))
-    task = asyncio.ensure_future(run_adapter(adapter, make_input(), control))
+    task = asyncio.ensure_future(run_agent(adapter, make_input(), control))
     await asyncio.wait_for(first_line.wait(), 15)
     assert marked_pids(control.marker) != []
     task.cancel()
@@ -476,3 +488,40 @@ def test_time_limit_message() -> None:
     assert time_limit_message(30) == "Scenario time limit reached (0.5m)"
     assert time_limit_message(90) == "Scenario time limit reached (1.5m)"
     assert time_limit_message(1) == "Scenario time limit reached (1s)"
+
+
+# -- the record -------------------------------------------------------------------------
+
+
+async def test_the_run_is_written_into_the_record_it_is_given(
+    make_input: MakeInput, control: RunControl
+) -> None:
+    """A job's outcome is filled in place: no second shape of the run is copied into it."""
+    scenario = Scenario(key="s", base_key="s", name="S", prompt="hello world", judge="j")
+    agent = AgentSpec(name="a", adapter="scripted")
+    spec = JobSpec(
+        number=1,
+        scenario=scenario,
+        agent=agent,
+        run_index=1,
+        run_count=1,
+        time_limit_s=60,
+        config_dir="/tmp",
+    )
+    outcome = JobOutcome(spec=spec, status="completed", failed=False, workspace="/w")
+    adapter = lines_adapter(agent_argv("adapter_events.py", "full"))
+    filled = await run_agent(adapter, make_input(), control, into=outcome)
+    assert filled is outcome
+    assert outcome.result == "README.md" and outcome.exit_code == 0 and outcome.error is None
+    assert outcome.transcript is not None and outcome.transcript.result == "README.md"
+    assert len(outcome.raw_output) == 9 and outcome.workspace == "/w"
+    assert outcome.started_at == outcome.transcript.started_at
+    assert outcome.ended_at == outcome.transcript.ended_at
+
+
+async def test_a_refused_run_is_written_into_the_record_too(make_input: MakeInput) -> None:
+    record = AgentRun()
+    adapter = lines_adapter(["/nonexistent/agent-binary"])
+    assert await run_agent(adapter, make_input(), new_control(), into=record) is record
+    assert record.failed and record.error_kind == "spawn" and record.exit_code is None
+    assert record.transcript is not None and [e.type for e in record.transcript.entries] == ["user"]

@@ -1,22 +1,25 @@
-"""Inline SVG charts, drawn in Python so the page needs no charting code.
+"""Inline SVG charts, drawn on the server so the page needs no charting code.
 
 Every chart is an ``<svg role="img">`` with a ``<title>`` and a ``<desc>`` (its text
 alternative) and comes with a one-line text version the page shows beside it. Colours are
-CSS classes (``cat-env``, ``band-90`` …) so the light and dark schemes restyle them; every
-piece of text passes through :func:`esc`.
+CSS classes (``cat-env``, ``band-90`` …) so the light and dark schemes restyle them. This
+module computes the geometry; the markup is ``assets/charts.svg``, filled through
+:mod:`._markup` (every slot escaped), so no text reaches a chart unescaped.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from axis_eval.report.html._markup import Markup, fragments
 
-def esc(text: object) -> str:
-    """Text for HTML or SVG content and attribute values (quotes included)."""
-    return html.escape(str(text), quote=True)
+_TEMPLATES = fragments("charts.svg")
+
+
+def _fragment(name: str, /, **values: object) -> Markup:
+    return _TEMPLATES[name].render(values)
 
 
 def band(score: float | None) -> str:
@@ -32,13 +35,8 @@ def band(score: float | None) -> str:
     return "band-0"
 
 
-def _svg(width: int, height: int, title: str, desc: str, body: list[str], cls: str) -> str:
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart {cls}" role="img" '
-        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-        f'aria-label="{esc(title)}">'
-        f"<title>{esc(title)}</title><desc>{esc(desc)}</desc>{''.join(body)}</svg>"
-    )
+def _svg(width: int, height: int, title: str, desc: str, body: list[Markup], cls: str) -> Markup:
+    return _fragment("svg", cls=cls, width=width, height=height, title=title, desc=desc, body=body)
 
 
 def _num(value: float) -> str:
@@ -54,7 +52,7 @@ class RunDot:
     representative: bool
 
 
-def distribution(dots: Sequence[RunDot], median: float | None, label: str) -> tuple[str, str]:
+def distribution(dots: Sequence[RunDot], median: float | None, label: str) -> tuple[Markup, str]:
     """Run composites as dots on a 0–100 axis with the median; (svg, text alternative)."""
     width, height, left, right = 360, 58, 12, 12
     span = width - left - right
@@ -62,31 +60,26 @@ def distribution(dots: Sequence[RunDot], median: float | None, label: str) -> tu
     def x(score: float) -> float:
         return left + span * max(0.0, min(100.0, score)) / 100
 
-    body = [f'<line class="axis" x1="{left}" y1="34" x2="{width - right}" y2="34"/>']
+    body = [_fragment("axis", x1=left, x2=width - right)]
     for tick in (0, 50, 75, 90, 100):
-        body.append(
-            f'<line class="tick" x1="{_num(x(tick))}" y1="31" x2="{_num(x(tick))}" y2="37"/>'
-            f'<text class="tick-label" x="{_num(x(tick))}" y="52" text-anchor="middle">'
-            f"{tick}</text>"
-        )
+        body.append(_fragment("tick", x=_num(x(tick)), label=tick))
     if median is not None:
-        mx = _num(x(median))
-        body.append(f'<line class="median" x1="{mx}" y1="10" x2="{mx}" y2="40"/>')
-        body.append(
-            f'<text class="median-label" x="{mx}" y="9" text-anchor="middle">'
-            f"median {esc(_num(median))}</text>"
-        )
+        body.append(_fragment("median", x=_num(x(median)), label=_num(median)))
     # Runs with the same score stack upwards so none hides another.
     seen: dict[int, int] = {}
     for dot in dots:
         level = seen.get(dot.score, 0)
         seen[dot.score] = level + 1
-        cls = f"dot {band(dot.score)}" + (" rep" if dot.representative else "")
-        radius = 6 if dot.representative else 4.5
         body.append(
-            f'<circle class="{cls}" cx="{_num(x(dot.score))}" cy="{34 - 9 * level}" '
-            f'r="{radius}"><title>run #{dot.run_index}: {dot.score}'
-            f"{' (representative)' if dot.representative else ''}</title></circle>"
+            _fragment(
+                "dot",
+                cls=f"dot {band(dot.score)}" + (" rep" if dot.representative else ""),
+                x=_num(x(dot.score)),
+                y=34 - 9 * level,
+                r=6 if dot.representative else 4.5,
+                title=f"run #{dot.run_index}: {dot.score}"
+                + (" (representative)" if dot.representative else ""),
+            )
         )
     text = distribution_text(dots, median)
     title = f"Score distribution of {label}"
@@ -113,24 +106,32 @@ class AgentBar:
     pairs: int
 
 
-def agent_bars(bars: Sequence[AgentBar]) -> tuple[str, str]:
+def agent_bars(bars: Sequence[AgentBar]) -> tuple[Markup, str]:
     """Composite per agent as horizontal bars; (svg, text alternative)."""
     label_w, bar_w, row_h = 150, 260, 22
     width = label_w + bar_w + 70
     height = row_h * max(1, len(bars)) + 8
-    body: list[str] = []
+    body: list[Markup] = []
     for i, bar in enumerate(bars):
         y = 4 + i * row_h
         w = bar_w * max(0.0, min(100.0, bar.mean)) / 100
-        name = bar.agent if len(bar.agent) <= 22 else bar.agent[:21] + "…"
+        mean = _num(bar.mean)
         body.append(
-            f'<text class="bar-label" x="{label_w - 6}" y="{y + 14}" text-anchor="end">'
-            f"{esc(name)}</text>"
-            f'<rect class="bar {band(bar.mean)}" x="{label_w}" y="{y + 2}" width="{_num(w)}" '
-            f'height="{row_h - 6}" rx="2"><title>{esc(bar.agent)}: {esc(_num(bar.mean))}'
-            f"</title></rect>"
-            f'<text class="bar-value" x="{_num(label_w + w + 6)}" y="{y + 14}">'
-            f"{esc(_num(bar.mean))} ({bar.pairs})</text>"
+            _fragment(
+                "agent_bar",
+                label_x=label_w - 6,
+                text_y=y + 14,
+                name=bar.agent if len(bar.agent) <= 22 else bar.agent[:21] + "…",
+                band=band(bar.mean),
+                x=label_w,
+                y=y + 2,
+                width=_num(w),
+                height=row_h - 6,
+                agent=bar.agent,
+                mean=mean,
+                value_x=_num(label_w + w + 6),
+                pairs=bar.pairs,
+            )
         )
     text = "; ".join(
         f"{b.agent} {_num(b.mean)} over {b.pairs} pair{'s' if b.pairs != 1 else ''}" for b in bars
@@ -176,7 +177,7 @@ def _fmt_ms(ms: float) -> str:
     return f"{int(ms // 60_000)}m{int(ms % 60_000) // 1000:02d}s"
 
 
-def waterfall(bars: Sequence[Bar], total_ms: int) -> tuple[str, str]:
+def waterfall(bars: Sequence[Bar], total_ms: int) -> tuple[Markup, str]:
     """Interactions positioned by start and duration on the wall clock; (svg, text)."""
     shown = bars[:WATERFALL_ROWS]
     label_w, plot_w, row_h, top = 150, 460, 14, 18
@@ -187,35 +188,41 @@ def waterfall(bars: Sequence[Bar], total_ms: int) -> tuple[str, str]:
     def x(ms: float) -> float:
         return label_w + plot_w * ms / end
 
-    body: list[str] = []
+    body: list[Markup] = []
     step = _tick_step(end)
     tick = 0.0
     while tick <= end + 0.5:
-        tx = _num(x(tick))
         body.append(
-            f'<line class="grid" x1="{tx}" y1="{top - 4}" x2="{tx}" y2="{height}"/>'
-            f'<text class="tick-label" x="{tx}" y="{top - 7}" text-anchor="middle">'
-            f"{esc(_fmt_ms(tick))}</text>"
+            _fragment(
+                "grid_tick",
+                x=_num(x(tick)),
+                y1=top - 4,
+                y2=height,
+                label_y=top - 7,
+                label=_fmt_ms(tick),
+            )
         )
         tick += step
     for i, bar in enumerate(shown):
         y = top + i * row_h
         dur = bar.duration_ms or 0
-        w = max(2.0, plot_w * dur / end)
         name = f"#{bar.id} {bar.tool}"
-        name = name if len(name) <= 24 else name[:23] + "…"
         timing = "unknown duration" if bar.duration_ms is None else _fmt_ms(dur)
-        tip = (
-            f"#{bar.id} {bar.tool} · {bar.categories} · {timing} ({bar.tier}) · "
-            f"starts at {_fmt_ms(bar.start_ms)}{' · error' if bar.error else ''}"
-        )
-        cls = f"wf cat-{bar.category} tier-{bar.tier.replace(' ', '-')}"
+        tier = bar.tier.replace(" ", "-")
         body.append(
-            f'<text class="wf-label" x="{label_w - 6}" y="{y + 10}" text-anchor="end">'
-            f"{esc(name)}</text>"
-            f'<rect class="{cls}{" error" if bar.error else ""}" x="{_num(x(bar.start_ms))}" '
-            f'y="{y + 2}" width="{_num(w)}" height="{row_h - 4}" rx="1.5">'
-            f"<title>{esc(tip)}</title></rect>"
+            _fragment(
+                "waterfall_bar",
+                label_x=label_w - 6,
+                text_y=y + 10,
+                name=name if len(name) <= 24 else name[:23] + "…",
+                cls=f"wf cat-{bar.category} tier-{tier}{' error' if bar.error else ''}",
+                x=_num(x(bar.start_ms)),
+                y=y + 2,
+                width=_num(max(2.0, plot_w * dur / end)),
+                height=row_h - 4,
+                tip=f"#{bar.id} {bar.tool} · {bar.categories} · {timing} ({bar.tier}) · "
+                f"starts at {_fmt_ms(bar.start_ms)}{' · error' if bar.error else ''}",
+            )
         )
     counts: dict[str, int] = {}
     for bar in bars:

@@ -1,8 +1,8 @@
 """/proc scans (which processes carry a job marker) and reaping of zombie children.
 
-Stdlib only, so the watchdog in :mod:`._sentinel` can import it without slowing its start.
-Nothing here sends signals; every read tolerates processes that vanish or that we may not
-inspect.
+Stdlib only, so the watchdog (:mod:`.sentinel_main`) can import it without slowing its
+start. Nothing here sends signals; every read tolerates processes that vanish or that we may
+not inspect.
 """
 
 from __future__ import annotations
@@ -71,6 +71,15 @@ last_find_certain = True
 """False when the last :func:`find` met a process (born after the run started) that exited
 or turned zombie before its environment could be read: an empty answer then proves nothing
 about processes it may have forked after the listing."""
+
+
+def group_running(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` is still running (zombies do not count)."""
+    for pid in _pids():
+        info = stat(pid)
+        if info is not None and info[2] == pgid and info[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def group_exists(pgid: int) -> bool:

@@ -1,0 +1,81 @@
+"""Shell commands of a job (setup, teardown, checks): ``/bin/sh -c`` with a time limit."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from axis_eval.execute.process.spawning import PIPE_DRAIN_S, ProcessSpec, spawn
+
+__all__ = ["SHELL_OUTPUT_CAP", "ShellResult", "run_shell"]
+
+SHELL_OUTPUT_CAP = 1024 * 1024
+"""run_shell keeps at most this many trailing bytes of each stream."""
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    """Outcome of :func:`run_shell`; each stream holds at most its last 1 MiB."""
+
+    exit_code: int | None
+    """None when the command timed out."""
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_ms: int
+
+
+async def _tail(reader: asyncio.StreamReader, cap: int) -> bytes:
+    buf = bytearray()
+    while chunk := await reader.read(64 * 1024):
+        buf += chunk
+        if len(buf) > 2 * cap:
+            del buf[:-cap]
+    return bytes(buf[-cap:])
+
+
+async def run_shell(
+    command: str,
+    *,
+    cwd: str,
+    env: dict[str, str],
+    marker: str,
+    timeout_s: float,
+    grace_s: float = 5.0,
+) -> ShellResult:
+    """Run ``/bin/sh -c command`` in its own group with ``marker``, stdin from /dev/null.
+
+    On timeout the group and every process with ``marker`` are stopped. When the shell exits
+    in time, background processes it started are left alone (they carry the marker, so the
+    job's cleanup gets them); their hold on the output pipes is dropped after a moment.
+    """
+    started = time.monotonic()
+    proc = await spawn(ProcessSpec(["/bin/sh", "-c", command], cwd, env, marker))
+    readers = [
+        asyncio.ensure_future(_tail(r, SHELL_OUTPUT_CAP)) for r in (proc.stdout, proc.stderr)
+    ]
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+            await proc.stop(grace_s)
+        remaining = timeout_s - (time.monotonic() - started)
+        await asyncio.wait(readers, timeout=min(PIPE_DRAIN_S, max(remaining, 0.1)))
+        proc.close_pipes()
+        out, err = await asyncio.gather(*readers)
+    except BaseException:
+        for reader in readers:
+            reader.cancel()
+        proc.kill_now()
+        proc.close_pipes()
+        raise
+    return ShellResult(
+        exit_code=None if timed_out else proc.returncode,
+        stdout=out.decode(errors="replace"),
+        stderr=err.decode(errors="replace"),
+        timed_out=timed_out,
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )

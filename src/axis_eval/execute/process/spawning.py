@@ -1,0 +1,301 @@
+"""Spawning: an argv with its env, cwd and stdin, in its own session and process group.
+
+The only module of the package that starts processes (and so imports ``subprocess``). Every
+agent runs in its own session and process group (``start_new_session``) with the job marker
+in its environment (:mod:`.markers`); :meth:`AgentProcess.stop` ends its whole tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from axis_eval.execute.process import children, markers
+from axis_eval.execute.process.kill import KILL_LIMIT_S, kill_marked, kill_marked_now, signal_group
+from axis_eval.execute.process.markers import MARKER_KEY
+from axis_eval.execute.process.reaping import reap_orphans
+
+__all__ = [
+    "STREAM_LIMIT",
+    "AgentProcess",
+    "ChildProtocol",
+    "ManagedProcess",
+    "ProcessSpec",
+    "SpawnFailed",
+    "Spawner",
+    "exec_in_session",
+    "spawn",
+]
+
+STREAM_LIMIT = 64 * 1024 * 1024
+"""Line limit of the stdout/stderr readers: long NDJSON lines must not break readline()."""
+PIPE_DRAIN_S = 1.0
+"""After the processes are gone, how long the pipes get to reach EOF."""
+
+
+class SpawnFailed(Exception):
+    """The agent could not be started (missing binary, no permission, bad directory)."""
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """What to run. ``env`` is the child's whole environment; spawn adds the marker to it."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    marker: str
+    """``<run_token>/<job_id>``."""
+    stdin_data: bytes | None = None
+    """Written to stdin, which is then closed; None means stdin is /dev/null."""
+    stdin_pipe: bool = False
+    """Keep stdin open as a pipe the caller writes to (:attr:`AgentProcess.stdin`), e.g. for
+    JSON-RPC over stdio. Cannot be combined with ``stdin_data``."""
+
+
+class ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Stream protocol that reports the process exit without waiting for the pipes, and
+    keeps the child registered in :mod:`.children` until asyncio has reaped it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, marker: str | None) -> None:
+        super().__init__(limit=STREAM_LIMIT, loop=loop)
+        self.marker = marker
+        self.exited = asyncio.Event()
+        self.pipes_closed = asyncio.Event()
+        self._open_pipes = {1, 2}
+        self.pid = 0
+        self.on_exit: list[Callable[[], object]] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.pid = transport.get_pid()
+        children.own(self.pid, self.marker)  # before the spawn returns: the reaper leaves it
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        super().pipe_connection_lost(fd, exc)
+        self._open_pipes.discard(fd)
+        if not self._open_pipes:
+            self.pipes_closed.set()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        children.release(self.pid)  # asyncio has reaped it
+        self.exited.set()
+        for callback in self.on_exit:
+            callback()
+
+
+async def exec_in_session(
+    argv: list[str], *, cwd: str | None, env: dict[str, str], stdin_pipe: bool, marker: str | None
+) -> tuple[asyncio.SubprocessTransport, ChildProtocol]:
+    """Start ``argv`` in a new session with piped stdout and stderr (stdin: a pipe, or
+    /dev/null). Raises :class:`OSError` when it cannot be started."""
+    loop = asyncio.get_running_loop()
+    with children.spawning():  # until connection_made has registered the pid
+        return await loop.subprocess_exec(
+            lambda: ChildProtocol(loop, marker),
+            *argv,
+            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+
+
+class ManagedProcess(Protocol):
+    """The seam's handle: what a spawner (this package's :func:`spawn`, or a sandbox that
+    wraps it) returns. :class:`AgentProcess` is the local implementation."""
+
+    @property
+    def stdout(self) -> asyncio.StreamReader: ...
+    @property
+    def stderr(self) -> asyncio.StreamReader: ...
+    @property
+    def stdin(self) -> asyncio.StreamWriter | None: ...
+    @property
+    def returncode(self) -> int | None: ...
+    @property
+    def exited(self) -> bool: ...
+    def add_exit_callback(self, callback: Callable[[], object]) -> None: ...
+    async def wait(self) -> int: ...
+    def signal(self, sig: int) -> None: ...
+    async def stop(self, grace_s: float = 5.0) -> None: ...
+
+
+class AgentProcess:
+    """A running agent: its own process group, its job marker, and its output streams.
+
+    Read ``stdout``/``stderr`` yourself. :meth:`wait` returns when the agent itself exits,
+    even if a descendant still holds its pipes; call :meth:`stop` when the job is over
+    either way (or use the object as ``async with``): it removes whatever the agent left
+    behind.
+    """
+
+    def __init__(
+        self, transport: asyncio.SubprocessTransport, protocol: ChildProtocol, marker: str
+    ) -> None:
+        assert protocol.stdout is not None and protocol.stderr is not None
+        self.pid: int = transport.get_pid()
+        self.pgid: int = self.pid  # start_new_session: the agent leads its group
+        self.marker = marker
+        self.stdout: asyncio.StreamReader = protocol.stdout
+        self.stderr: asyncio.StreamReader = protocol.stderr
+        self.stdin: asyncio.StreamWriter | None = None
+        """The agent's stdin when spawned with ``stdin_pipe=True``; close it to send EOF."""
+        self._transport = transport
+        self._protocol = protocol
+        self._feeder: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._stopped = False
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit code; a negative signal number when a signal killed it; None while running."""
+        return self._transport.get_returncode()
+
+    @property
+    def exited(self) -> bool:
+        """Whether the agent process itself has exited (and been reaped)."""
+        return self._protocol.exited.is_set()
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` has finished: nothing of the job is left running."""
+        return self._stopped
+
+    def add_exit_callback(self, callback: Callable[[], object]) -> None:
+        """Call ``callback()`` on the event loop when the agent exits (soon, if it has).
+
+        Cheaper than a task waiting in :meth:`wait` for a caller that also waits on
+        other things (a time limit, a cancel).
+        """
+        if self.exited:
+            asyncio.get_running_loop().call_soon(callback)
+        else:
+            self._protocol.on_exit.append(callback)
+
+    async def wait(self) -> int:
+        """Wait for the agent process itself to exit and return its :attr:`returncode`."""
+        await self._protocol.exited.wait()
+        code = self.returncode
+        assert code is not None
+        return code
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the agent's process group (while the agent has not been reaped:
+        afterwards its pgid may name someone else's group)."""
+        if not self.exited:
+            signal_group(self.pgid, sig)
+
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """SIGTERM the group and marked processes, SIGKILL what is left after ``grace_s``.
+
+        Idempotent and safe after the agent exited. On return no process with this job's
+        marker is running, orphaned zombies are reaped and the output pipes are closed
+        (after up to a second for the tail of the output to arrive). If the calling task is
+        cancelled meanwhile, everything is SIGKILLed at once before the cancellation goes on.
+        """
+        async with self._lock:
+            if self._stopped:
+                return
+            try:
+                if self._feeder is not None:
+                    self._feeder.cancel()
+                await kill_marked(self.marker, grace_s, pgid=self.pgid)
+                # Usually both have happened already: wait_for() would cost a task and a timer.
+                if not self._protocol.exited.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._protocol.exited.wait(), KILL_LIMIT_S)
+                reap_orphans()
+                if not self._protocol.pipes_closed.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._protocol.pipes_closed.wait(), PIPE_DRAIN_S)
+            except BaseException:
+                self.kill_now()
+                raise
+            finally:
+                self.close_pipes()
+            self._stopped = True
+
+    def kill_now(self) -> None:
+        """SIGKILL the group and every marked process at once, blocking (for paths that
+        cannot await, such as a cancellation); :meth:`stop` is still due afterwards."""
+        kill_marked_now(self.marker, self.pgid)
+
+    def close_pipes(self) -> None:
+        """Stop reading the output (readers see EOF) once the agent has exited; never kills
+        a running agent."""
+        if self.returncode is not None:
+            self._transport.close()
+
+    async def __aenter__(self) -> AgentProcess:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+
+Spawner = Callable[[ProcessSpec], Awaitable[ManagedProcess]]
+"""Starts a :class:`ProcessSpec`: :func:`spawn` here; a sandbox backend provides its own."""
+
+
+async def _feed(writer: asyncio.StreamWriter, data: bytes) -> None:
+    try:
+        writer.write(data)
+        await writer.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        writer.close()
+
+
+def _spawn_error(exc: OSError, argv: list[str], cwd: str) -> SpawnFailed:
+    if exc.filename is not None and os.fsdecode(exc.filename) == cwd:
+        return SpawnFailed(f"cannot use working directory {cwd}: {exc.strerror}")
+    if isinstance(exc, FileNotFoundError):
+        return SpawnFailed(f"command not found: {argv[0]}")
+    if isinstance(exc, PermissionError):
+        return SpawnFailed(f"permission denied: {argv[0]}")
+    return SpawnFailed(f"cannot start {argv[0]}: {exc.strerror or exc}")
+
+
+async def spawn(spec: ProcessSpec) -> AgentProcess:
+    """Start an agent in its own process group with ``AXIS_JOB_MARKER`` set to its marker.
+
+    Raises :class:`SpawnFailed` when the program cannot be started.
+    """
+    if not spec.argv:
+        raise ValueError("argv is empty")
+    if not spec.marker or "\0" in spec.marker:
+        raise ValueError(f"bad job marker {spec.marker!r}")
+    if spec.stdin_pipe and spec.stdin_data is not None:
+        raise ValueError("stdin_pipe and stdin_data cannot be combined")
+    env = {**spec.env, MARKER_KEY: spec.marker}
+    markers.count_spawn(spec.marker)  # before the process exists
+    piped = spec.stdin_data is not None or spec.stdin_pipe
+    try:
+        transport, protocol = await exec_in_session(
+            spec.argv, cwd=spec.cwd, env=env, stdin_pipe=piped, marker=spec.marker
+        )
+    except OSError as exc:
+        raise _spawn_error(exc, spec.argv, spec.cwd) from exc
+    proc = AgentProcess(transport, protocol, spec.marker)
+    if spec.stdin_pipe:
+        proc.stdin = protocol.stdin
+    if spec.stdin_data is not None and protocol.stdin is not None:
+        proc._feeder = asyncio.get_running_loop().create_task(
+            _feed(protocol.stdin, spec.stdin_data)
+        )
+    return proc
+
+
+if TYPE_CHECKING:
+    _LOCAL: Spawner = spawn  # mypy checks that AgentProcess is a ManagedProcess

@@ -1,0 +1,47 @@
+"""``run``: load → plan → pre-flight → execute → save → report; the only package wiring stages.
+
+The modules, in the order a run meets them:
+
+- :mod:`.options`: :class:`RunOptions` (what ``axis run`` takes), :class:`RunOutcome`,
+  :class:`RunAborted`, :func:`config_hash`.
+- :mod:`.checks`: :func:`load_adapters`, :func:`preflight` (everything that can fail before
+  a job starts) and the run's redactor.
+- :mod:`.hooks`: ``beforeAll`` and ``afterAll``.
+- :mod:`.session`: :class:`~.session.RunSession`, what the jobs of one run share (report
+  writer, stop signal, token budget, scorer, job context) and the guards around them
+  (signals, subreaper, sentinel, orphan reaper, time limit).
+- :mod:`.resume`: ``--resume``: the plan to finish and the kept runs scored beside it.
+- :mod:`.engine`: :func:`run` / :func:`run_async`, the steps in order.
+
+Names load on first use (this file imports no module of the package up front), as for
+every stage package.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from axis_eval._util.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from axis_eval.pipeline.checks import load_adapters as load_adapters
+    from axis_eval.pipeline.checks import preflight as preflight
+    from axis_eval.pipeline.engine import run as run
+    from axis_eval.pipeline.engine import run_async as run_async
+    from axis_eval.pipeline.options import RunAborted as RunAborted
+    from axis_eval.pipeline.options import RunOptions as RunOptions
+    from axis_eval.pipeline.options import RunOutcome as RunOutcome
+    from axis_eval.pipeline.options import config_hash as config_hash
+
+_EXPORTS = {
+    "RunAborted": ".options",
+    "RunOptions": ".options",
+    "RunOutcome": ".options",
+    "config_hash": ".options",
+    "load_adapters": ".checks",
+    "preflight": ".checks",
+    "run": ".engine",
+    "run_async": ".engine",
+}
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

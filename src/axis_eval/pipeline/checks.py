@@ -1,0 +1,98 @@
+"""Before any job starts: load the adapters, check what they need, gather the secrets.
+
+Everything here fails early (exit code 2) so that a run never stops half-way for a missing
+CLI, variable or skill folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from axis_eval.adapters.base import AgentAdapter
+from axis_eval.adapters.loader import AdapterLoadError, load_adapter
+from axis_eval.adapters.registry import resolve, resolve_custom
+from axis_eval.adapters.skills import check_sources
+from axis_eval.config.models import LoadedConfig
+from axis_eval.errors import PreflightError
+from axis_eval.execute.workspace import PASSTHROUGH, missing_env
+from axis_eval.planning.models import AgentSpec, Plan
+from axis_eval.redact import Redactor, looks_secret, mcp_secret_values
+
+
+def load_adapters(the_plan: Plan, loaded: LoadedConfig) -> dict[str, AgentAdapter[Any]]:
+    """Load every adapter the jobs need, once.
+
+    Raises:
+        PreflightError: an adapter cannot load (a missing CLI names its install command).
+    """
+    custom = resolve_custom(loaded.config, loaded.config_dir, loaded.path)
+    adapters: dict[str, AgentAdapter[Any]] = {}
+    used = unique_agents(the_plan)
+    for agent in used:
+        if agent.adapter in adapters:
+            continue
+        # The pinned CLI is only needed when some entry of this adapter has no `command`.
+        needs_binary = not all(a.command for a in used if a.adapter == agent.adapter)
+        try:
+            ref = resolve(agent.adapter, loaded.config, custom)
+            adapters[agent.adapter] = load_adapter(ref, require_binary=needs_binary)
+        except AdapterLoadError as exc:
+            raise PreflightError(f"agent {agent.name!r}: {exc.message}", hint=exc.hint) from exc
+    return adapters
+
+
+def preflight(
+    the_plan: Plan,
+    loaded: LoadedConfig,
+    environ: Mapping[str, str],
+    adapters: Mapping[str, AgentAdapter[Any]] | None = None,
+) -> dict[str, AgentAdapter[Any]]:
+    """Check, before any job starts, every adapter's environment and the skill sources.
+
+    Raises:
+        PreflightError: an adapter cannot load, a variable it needs is not set, or a skill
+            source cannot be used.
+    """
+    loaded_adapters = dict(adapters) if adapters is not None else load_adapters(the_plan, loaded)
+    for agent in unique_agents(the_plan):
+        missing = missing_env(loaded_adapters[agent.adapter].required_env, environ)
+        if missing:
+            names = ", ".join(missing)
+            raise PreflightError(
+                f"the {agent.name!r} agent needs environment variable(s) {names}, "
+                "which are not set",
+                hint=f"export {missing[0]}=… before `axis run`",
+            )
+    problems = check_sources([s for j in the_plan.jobs for s in j.skills], loaded.config_dir)
+    if problems:
+        raise PreflightError(
+            "skills: " + "; ".join(problems),
+            hint="skills are local folders holding a SKILL.md, relative to the config",
+        )
+    return loaded_adapters
+
+
+def unique_agents(the_plan: Plan) -> list[AgentSpec]:
+    """The agents some job of the plan uses, in the config's order."""
+    used = {job.agent.name for job in the_plan.jobs}
+    return [a for a in the_plan.agents if a.name in used]
+
+
+def run_redactor(
+    the_plan: Plan, adapters: Mapping[str, AgentAdapter[Any]], env: Mapping[str, str]
+) -> Redactor:
+    """Secrets: values of secret-looking passed-through variables, scenario values, MCP."""
+    names: list[str] = []
+    secrets: list[str] = []
+    for job in the_plan.jobs:
+        names.extend(job.env_pass)
+        servers = {k: v.model_dump() for k, v in job.mcp_servers.items()}
+        secrets.extend(mcp_secret_values(servers))
+        secrets.extend(v for k, v in job.env_set.items() if looks_secret(k))
+    for adapter in adapters.values():
+        names.extend(adapter.required_env)
+    names = [n for n in dict.fromkeys(names) if n not in PASSTHROUGH]
+    # "Bearer <token>" headers: the token alone must not leak either.
+    tails = [s.split()[-1] for s in secrets if len(s.split()) > 1]
+    return Redactor.from_env(names, env, [*secrets, *tails])

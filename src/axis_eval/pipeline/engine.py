@@ -1,0 +1,212 @@
+"""``run``: the steps of one run, in order; each step's details live in its own module."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from axis_eval.adapters.base import AgentAdapter
+from axis_eval.config.models import LoadedConfig
+from axis_eval.errors import EXIT_SIGINT, EXIT_SIGTERM
+from axis_eval.execute.executor import schedule
+from axis_eval.execute.process import new_run_token, pidfd_child_watcher
+from axis_eval.execute.scripted_model import EmbeddedModelServer
+from axis_eval.pipeline import hooks, resume
+from axis_eval.pipeline.checks import load_adapters, preflight, run_redactor, unique_agents
+from axis_eval.pipeline.options import RunOptions, RunOutcome, config_hash
+from axis_eval.pipeline.session import RunSession
+from axis_eval.planning.matrix import plan
+from axis_eval.planning.models import Plan
+from axis_eval.progress import Display, NullDisplay
+from axis_eval.report.models import ReportManifest
+from axis_eval.report.outcome import exit_code_for
+from axis_eval.runs.aggregate import PassGate
+from axis_eval.runs.store import ReportStore, new_report_id, report_folder, reports_root
+from axis_eval.runs.writer import ReportWriter
+
+Adapters = dict[str, AgentAdapter[Any]]
+
+
+def run(options: RunOptions) -> RunOutcome:
+    """Run a config's jobs and write the report (a sync wrapper around :func:`run_async`).
+
+    Raises:
+        ConfigError, UsageError, PreflightError: before anything runs (exit code 2).
+    """
+    with pidfd_child_watcher():
+        return asyncio.run(run_async(options))
+
+
+async def run_async(options: RunOptions) -> RunOutcome:
+    """Plan, check, run every job of the plan and write the report; see :func:`run`."""
+    loaded = options.loaded
+    environ = dict(options.environ if options.environ is not None else os.environ)
+    display = options.display or NullDisplay()
+    the_plan = resume.resume_plan(options) if options.resume else plan(loaded, options.selection)
+    for line in the_plan.warnings:
+        display.message(f"warning: {line}")
+    for line in the_plan.notes:
+        display.message(line)
+    scripted = _start_model_server(loaded)
+    try:
+        adapters, judge_adapters = _check(options, the_plan, environ, scripted)
+        return await _execute(
+            options, the_plan, adapters, judge_adapters, environ, display, scripted
+        )
+    finally:
+        if scripted is not None:
+            scripted.stop()
+
+
+def _check(
+    options: RunOptions,
+    the_plan: Plan,
+    environ: dict[str, str],
+    scripted: EmbeddedModelServer | None,
+) -> tuple[Adapters, Adapters]:
+    """Load and check the agents' adapters, then the judges' (when this run judges).
+
+    The scripted model server's variables join ``environ`` first: the adapters' checks
+    must see what their agents will get.
+    """
+    loaded = options.loaded
+    adapters = load_adapters(the_plan, loaded)
+    if scripted is not None:
+        required = [n for a in adapters.values() for n in a.required_env]
+        environ.update(scripted.environment(required, environ))
+    preflight(the_plan, loaded, environ, adapters)
+    if not options.score or options.scorer is not None:
+        return adapters, {}
+    # The judging stack is imported only when a run scores.
+    from axis_eval.scoring.scorer import preflight_judging
+
+    judge_adapters = preflight_judging(
+        loaded,
+        unique_agents(the_plan),
+        adapters,
+        environ,
+        judge_override=options.judge,
+        model_server_url=scripted.url if scripted else None,
+    )
+    return adapters, judge_adapters
+
+
+async def _execute(
+    options: RunOptions,
+    the_plan: Plan,
+    adapters: Adapters,
+    judge_adapters: Adapters,
+    environ: dict[str, str],
+    display: Display,
+    scripted: EmbeddedModelServer | None,
+) -> RunOutcome:
+    """beforeAll → open the report → run the pending jobs (and score kept runs) → finish."""
+    token = new_run_token()
+    hook_env = hooks.hook_env(environ, options.loaded)
+    notes = await hooks.before_all(options.loaded, hook_env, token, display)
+    writer = _open_report(options, the_plan, adapters, environ, display)
+    writer.manifest.before_all_output = notes
+    writer.flush()
+    session = RunSession(
+        options,
+        writer,
+        display,
+        token=token,
+        environ=environ,
+        adapters=adapters,
+        judge_adapters=judge_adapters,
+        scripted=scripted,
+    )
+    display.start(the_plan, writer.store.report_id)  # a resumed report's kept jobs included
+    to_score = resume.start_kept_runs(session)
+    async with session.guarded():
+        await asyncio.gather(
+            schedule(writer.pending, session.executor, session.ctx, session.on_result),
+            resume.score_kept(session, to_score),
+        )
+    if scripted is not None:
+        writer.manifest.model_server = scripted.summary()
+        writer.store.write_lines("model-server.ndjson", scripted.log_lines())
+    return await _finish(session, hook_env)
+
+
+def _open_report(
+    options: RunOptions,
+    the_plan: Plan,
+    adapters: Adapters,
+    environ: dict[str, str],
+    display: Display,
+) -> ReportWriter:
+    """A new report folder, or the resumed report's own (its finished runs kept)."""
+    loaded = options.loaded
+    previous = options.resume
+    root = reports_root(loaded.config_dir)
+    folder = (
+        report_folder(loaded.config_dir, previous.report_id)
+        if previous
+        else root / new_report_id(root)
+    )
+    writer = ReportWriter(
+        ReportStore(folder, run_redactor(the_plan, adapters, environ)),
+        the_plan,
+        loaded,
+        gate=PassGate(options.pass_score, options.min_pass_rate),
+        previous=previous,
+        sparse_index=options.score,
+    )
+    writer.manifest.config_hash = config_hash(loaded)
+    if previous is not None:
+        display.message(
+            f"Resuming report {previous.report_id}: {len(writer.kept)} finished job(s) kept, "
+            f"{len(writer.pending)} to run."
+        )
+    return writer
+
+
+async def _finish(session: RunSession, hook_env: dict[str, str]) -> RunOutcome:
+    """The final manifest and exit code, then afterAll, then ``report.html``."""
+    writer, display, received = session.writer, session.display, session.received
+    if received:
+        code = EXIT_SIGTERM if received[0] == "SIGTERM" else EXIT_SIGINT
+        manifest = writer.finish("interrupted", code)
+    else:
+        manifest = writer.finish("finished", None)
+        code = exit_code_for(manifest)
+        manifest = writer.finish("finished", code)
+    # afterAll runs once per `axis run`, interrupted or not: it is where cleanup lives.
+    after_env = hooks.after_all_env(hook_env, writer.store.folder, manifest)
+    error, notes = await hooks.run_hook(session.loaded, "afterAll", after_env, session.token)
+    if notes or error:
+        writer.manifest.after_all_output = "\n\n".join(x for x in (notes, error) if x)
+        writer.flush()
+    if error:
+        display.message(f"afterAll failed: {error}")
+        if not received:
+            code = max(code, 1)
+            manifest = writer.finish("finished", code)
+    _write_html(writer.store.folder, manifest, display)
+    display.stop()
+    return RunOutcome(manifest=manifest, report_dir=writer.store.folder, exit_code=code)
+
+
+def _write_html(folder: Path, manifest: ReportManifest, display: Display) -> None:
+    """``report.html`` beside ``report.json``, as AXIS writes it at the end of every run.
+
+    The page is a view of files already on disk: failing to write it warns and never costs
+    the run its report or its exit code.
+    """
+    from axis_eval.report.html import write_html
+
+    try:
+        write_html(folder, manifest=manifest)
+    except Exception as exc:
+        display.message(f"warning: report.html not written: {exc}")
+
+
+def _start_model_server(loaded: LoadedConfig) -> EmbeddedModelServer | None:
+    settings = loaded.config.model_server
+    if settings is None:
+        return None
+    return EmbeddedModelServer(settings, loaded.config_dir)
