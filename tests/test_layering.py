@@ -159,6 +159,29 @@ def test_no_stage_imports_a_stage_above_it() -> None:
     assert offenders == []
 
 
+READS_FROM_ABOVE = {
+    ("adapters", "axis_eval.planning.models"): "an adapter's input names the job's agent spec",
+    ("adapters", "axis_eval.transcript.models"): "adapters build the run's transcript",
+    ("execute", "axis_eval.transcript.models"): "a job's outcome carries its transcript",
+    ("execute", "axis_eval.scoring.models"): "a job is scored while its workspace exists",
+    ("progress", "axis_eval.scoring.models"): "the display shows a finished run's score",
+    ("runs", "axis_eval.report.models"): "runs writes report.json, the report's format",
+    ("scoring", "axis_eval.report.models"): "rescoring reads a saved run's entry",
+}
+"""Every format a stage reads from a stage above it, and why: a new one is a deliberate
+change (add it here with its reason), never an accident."""
+
+
+def test_formats_read_from_above_are_the_listed_ones() -> None:
+    reads = {
+        (_stage(module), dep)
+        for module in _ours()
+        for dep in _imports(module)
+        if dep in FORMATS and _level(dep) > _level(module)
+    }
+    assert reads - READS_FROM_ABOVE.keys() == set()
+
+
 def test_formats_import_only_formats_config_and_the_foundation() -> None:
     offenders = [
         f"{module} → {dep}"

@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 from ax_task_runner.files import write_atomic
 from ax_task_runner.logs import redactor
-from ax_task_runner.supervisor import share_children_with_axis_eval
 
 __all__ = ["GoalOutcome", "GoalStatus", "goal_prompt", "run_goal"]
 
@@ -117,7 +116,6 @@ async def run_goal(
     from axis_eval.execute.supervise import RunControl, run_agent
     from axis_eval.planning.models import AgentSpec
 
-    share_children_with_axis_eval()
     home = folder / "home"
     home.mkdir(parents=True, exist_ok=True)
     isolation = adapter.isolation_env(workspace, str(home)) if adapter.isolation_env else {}

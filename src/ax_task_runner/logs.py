@@ -15,14 +15,15 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-# One redactor for the harness and the runner. Loaded at start-up on purpose: it imports
-# the standard library only (tests/runner/test_layout.py keeps it that way).
-from axis_eval.redact import Redactor
-from axis_eval.redact import looks_secret as is_secret_name
+# One redactor class for the harness and the runner, with the runner's own rule (whole
+# words, values of 6+ characters: it learns its whole environment). Loaded at start-up on
+# purpose: it imports the standard library only (tests/runner/test_layout.py keeps it so).
+from axis_eval.redact import RUNNER, Redactor
+from axis_eval.redact import runner_secret_name as is_secret_name
 
 __all__ = ["Redactor", "configure", "event", "is_secret_name", "redactor"]
 
-redactor = Redactor()
+redactor = Redactor(rule=RUNNER)
 """The process-wide redactor: the runner adds the environment's and ``spec.env``'s secrets."""
 
 

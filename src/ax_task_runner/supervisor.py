@@ -2,9 +2,11 @@
 
 The only module of the runner that starts or signals processes. The process control itself
 is axis_eval's (:mod:`axis_eval.execute.process`, imported on first use so the runner starts
-fast): its ``/proc`` reading, group signals, subreaper switch and orphan reaper, and its one
-registry of awaited children (:mod:`axis_eval.execute.process.children`). Every process
-started here is registered there, as goal agents (spawned by axis_eval) are, so whether the
+fast): every process is started with its :func:`~axis_eval.execute.process.spawn` and ended
+with its tree-stop (:meth:`~axis_eval.execute.process.AgentProcess.stop`). Unlike an agent,
+a runner process carries no job marker (the task's environment stays exactly as specified;
+its tree is its process group) and leads a new group in the runner's session. ``spawn``
+registers every child in the package's one registry of awaited children, so whether the
 runner is PID 1 or embedded in axis-eval's process there is one reaping state: orphans are
 reaped by pid, never with ``waitpid(-1)``, and only when no one else owns their status, so
 the command's exit code is never stolen.
@@ -17,13 +19,14 @@ import contextlib
 import logging
 import os
 import signal
-import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ax_task_runner.logs import event
+
+if TYPE_CHECKING:
+    from axis_eval.execute.process import AgentProcess, SpawnFailed, Stdio
 
 __all__ = [
     "Command",
@@ -35,17 +38,16 @@ __all__ = [
     "on_stop_signals",
     "reap_orphans",
     "run_helper",
-    "share_children_with_axis_eval",
     "signal_group",
     "start_process",
-    "stop_group",
     "wait_process",
 ]
 
 log = logging.getLogger(__name__)
 
-_POLL_S = 0.05
-_KILL_WAIT_S = 5.0
+_PIPE = asyncio.subprocess.PIPE
+_DEVNULL = asyncio.subprocess.DEVNULL
+_STDOUT = asyncio.subprocess.STDOUT
 
 
 class SpawnError(Exception):
@@ -56,51 +58,43 @@ class SpawnError(Exception):
         self.exit_code = exit_code
 
 
-def share_children_with_axis_eval() -> None:
-    """Nothing left to do: kept for callers about to spawn through axis_eval.
-
-    The runner's children and axis_eval's are one registry
-    (:mod:`axis_eval.execute.process.children`): every process started here is registered
-    there from its spawn on, so the two never take each other's exit statuses and there is
-    nothing to copy when axis_eval is first imported.
-    """
+def _spawn_error(exc: SpawnFailed, program: str, cwd: str) -> SpawnError:
+    """The runner's wording (upstream's) for a program that could not start."""
+    if exc.exit_code == 127:
+        return SpawnError(f"executable file not found: {program}", 127)
+    cause = exc.__cause__
+    if not isinstance(cause, OSError):
+        return SpawnError(str(exc), exc.exit_code)
+    if cause.filename is not None and os.fsdecode(cause.filename) == cwd:
+        return SpawnError(f"cannot use working directory {cwd}: {cause.strerror}", 126)
+    return SpawnError(f"cannot start {program}: {cause.strerror or cause}", 126)
 
 
 async def _start(
-    argv: list[str], *, cwd: str, env: dict[str, str], stdin: Any, stdout: Any, stderr: Any
-) -> asyncio.subprocess.Process:
-    """Start ``argv`` as the leader of a new process group (same session), registered as an
-    awaited child: :func:`reap_orphans` never takes its status (release it once reaped)."""
-    from axis_eval.execute.process import children
+    argv: list[str], *, cwd: str, env: dict[str, str], stdio: Stdio, stdin_pipe: bool = False
+) -> AgentProcess:
+    """Start ``argv`` as the leader of a new process group (same session), without a job
+    marker; the package registers it as an awaited child until it is reaped, so
+    :func:`reap_orphans` never takes its status."""
+    from axis_eval.execute.process import ProcessSpec, SpawnFailed, spawn
 
     if not argv:
         raise SpawnError("empty command", 127)
-    with children.spawning():
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=cwd,
-                env=env,
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
-                process_group=0,
-            )
-        except OSError as exc:
-            if exc.filename is not None and os.fsdecode(exc.filename) == cwd:
-                message = f"cannot use working directory {cwd}: {exc.strerror}"
-                raise SpawnError(message, 126) from None
-            if isinstance(exc, FileNotFoundError):
-                raise SpawnError(f"executable file not found: {argv[0]}", 127) from None
-            raise SpawnError(f"cannot start {argv[0]}: {exc.strerror or exc}", 126) from None
-        children.own(proc.pid)
-    return proc
+    spec = ProcessSpec(argv, cwd, env, None, stdin_pipe=stdin_pipe, new_session=False, stdio=stdio)
+    try:
+        return await spawn(spec)
+    except SpawnFailed as exc:
+        raise _spawn_error(exc, argv[0], cwd) from None
 
 
-def _release(pid: int) -> None:
-    from axis_eval.execute.process import children
-
-    children.release(pid)
+def _stdio_of(stdin: Any, stdout: Any, stderr: Any) -> tuple[Stdio, bool]:
+    """``subprocess``-style stdio arguments as the package's options (what is supported:
+    all inherited, or stdout piped with stderr piped or merged and stdin piped or null)."""
+    if stdin is None and stdout is None and stderr is None:
+        return "inherit", False
+    if stdout == _PIPE and stderr in (_PIPE, _STDOUT) and stdin in (_PIPE, _DEVNULL):
+        return ("pipes" if stderr == _PIPE else "merged"), stdin == _PIPE
+    raise ValueError(f"unsupported stdio: stdin={stdin!r} stdout={stdout!r} stderr={stderr!r}")
 
 
 async def start_process(
@@ -108,36 +102,35 @@ async def start_process(
     *,
     cwd: str,
     env: dict[str, str],
-    stdin: Any = subprocess.PIPE,
-    stdout: Any = subprocess.PIPE,
-    stderr: Any = subprocess.PIPE,
-) -> asyncio.subprocess.Process:
+    stdin: Any = _PIPE,
+    stdout: Any = _PIPE,
+    stderr: Any = _PIPE,
+) -> AgentProcess:
     """Start a process as the leader of its own group, safe from the orphan reaper.
 
     For other runner modules that must start processes (the guest services): the pid
     is registered so :func:`reap_orphans` never takes its exit status. Collect it with
-    :func:`wait_process`; signal the group with :func:`signal_group`.
+    :func:`wait_process`; signal the group with :func:`signal_group`. ``stdin``, ``stdout``
+    and ``stderr`` take ``asyncio.subprocess``'s constants: stdout ``PIPE``, stderr ``PIPE``
+    or ``STDOUT``, stdin ``PIPE`` or ``DEVNULL`` (or all three None: the runner's own).
 
     Raises:
         SpawnError: it could not be started (``exit_code`` 126 or 127).
     """
-    return await _start(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr)
+    stdio, stdin_pipe = _stdio_of(stdin, stdout, stderr)
+    return await _start(argv, cwd=cwd, env=env, stdio=stdio, stdin_pipe=stdin_pipe)
 
 
-async def wait_process(proc: asyncio.subprocess.Process) -> int:
+async def wait_process(proc: AgentProcess) -> int:
     """Wait for a process from :func:`start_process`; its return code (negative: signal)."""
-    try:
-        return await proc.wait()
-    finally:
-        if proc.returncode is not None:
-            _release(proc.pid)
+    return await proc.wait()
 
 
 def signal_group(pgid: int, sig: int) -> None:
     """Send ``sig`` to a process group; a group that is gone is ignored."""
-    from axis_eval.execute.process import kill
+    from axis_eval.execute.process import signal_group as send
 
-    kill.signal_group(pgid, sig)
+    send(pgid, sig)
 
 
 @dataclass(frozen=True)
@@ -158,23 +151,20 @@ async def run_helper(
     Raises:
         SpawnError: it could not be started.
     """
-    proc = await _start(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    proc = await _start(argv, cwd=cwd, env=env, stdio="merged")
+
+    async def output() -> bytes:
+        out = await proc.stdout.read()
+        await proc.wait()
+        return out
+
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout_s)
+        out = await asyncio.wait_for(output(), timeout_s)
     except BaseException:
-        signal_group(proc.pid, signal.SIGKILL)
+        proc.kill_now()  # SIGKILL at once: a helper gets no grace
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.wait(), _KILL_WAIT_S)
+            await proc.stop(0.0)
         raise
-    finally:
-        _release(proc.pid)
     code = proc.returncode
     return HelperResult(code if code is not None else -1, out.decode("utf-8", "replace"))
 
@@ -209,7 +199,7 @@ class Command:
         self.argv = list(argv)
         self.cwd = cwd
         self.env = env
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: AgentProcess | None = None
         self._exit: CommandExit | None = None
 
     @property
@@ -223,82 +213,55 @@ class Command:
         Raises:
             SpawnError: the program is missing, not executable, or the cwd is unusable.
         """
-        self._proc = await _start(
-            self.argv, cwd=self.cwd, env=self.env, stdin=None, stdout=None, stderr=None
-        )
+        self._proc = await _start(self.argv, cwd=self.cwd, env=self.env, stdio="inherit")
         return self._proc.pid
 
     async def wait(self) -> CommandExit:
         """Wait for the command itself to exit."""
         assert self._proc is not None, "start() first"
         if self._exit is None:
-            code = await self._proc.wait()
-            _release(self._proc.pid)
-            self._exit = _exit_of(self._proc.pid, code)
+            self._exit = _exit_of(self._proc.pid, await self._proc.wait())
         return self._exit
 
     async def stop(self, grace_s: float) -> CommandExit:
         """SIGTERM its group, SIGKILL whatever is left after ``grace_s``; its exit."""
-        assert self._proc is not None, "start() first"
-        await stop_group(self._proc.pid, grace_s, leader=self._proc)
+        from axis_eval.execute.process import group_running
+
+        proc = self._proc
+        assert proc is not None, "start() first"
+        grace = f"{grace_s:g}s"
+        if not proc.exited or group_running(proc.pgid):
+            event(log, logging.INFO, "stopping task command", pid=proc.pid, gracePeriod=grace)
+
+        def killing() -> None:
+            message = "task command did not exit within grace period; killing"
+            event(log, logging.WARNING, message, pid=proc.pid, gracePeriod=grace)
+
+        await proc.stop(grace_s, on_kill=killing)
         return await self.wait()
-
-
-async def stop_group(
-    pgid: int, grace_s: float, *, leader: asyncio.subprocess.Process | None = None
-) -> bool:
-    """SIGTERM the group, wait up to ``grace_s`` for it to empty, then SIGKILL it.
-
-    Returns True when SIGKILL was needed.
-    """
-    from axis_eval.execute.process.procfs import group_running
-
-    running = leader is not None and leader.returncode is None
-    if not running and not group_running(pgid):
-        return False
-    event(log, logging.INFO, "stopping task command", pid=pgid, gracePeriod=f"{grace_s:g}s")
-    signal_group(pgid, signal.SIGTERM)
-    signal_group(pgid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
-    deadline = time.monotonic() + max(grace_s, 0.0)
-    while time.monotonic() < deadline:
-        if (leader is None or leader.returncode is not None) and not group_running(pgid):
-            return False
-        await asyncio.sleep(_POLL_S)
-    event(
-        log,
-        logging.WARNING,
-        "task command did not exit within grace period; killing",
-        pid=pgid,
-        gracePeriod=f"{grace_s:g}s",
-    )
-    signal_group(pgid, signal.SIGKILL)
-    if leader is not None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(leader.wait(), _KILL_WAIT_S)
-    return True
 
 
 def reap_orphans() -> list[int]:
     """Reap zombie children no one else owns (adopted orphans); return their pids."""
-    from axis_eval.execute.process import reaping
+    from axis_eval.execute.process import reap_orphans as reap
 
-    return reaping.reap_orphans()
+    return reap()
 
 
 def become_subreaper() -> bool:
     """Adopt orphaned descendants like PID 1 does (``PR_SET_CHILD_SUBREAPER``)."""
-    from axis_eval.execute.process import reaping
+    from axis_eval.execute.process import become_subreaper as become
 
-    return reaping.become_subreaper()
+    return become()
 
 
 class OrphanReaper:
     """Reaps adopted orphans every ``interval_s``: axis_eval's reaper, on the shared state."""
 
     def __init__(self, interval_s: float = 0.25) -> None:
-        from axis_eval.execute.process import reaping
+        from axis_eval.execute.process import OrphanReaper as Reaper
 
-        self._reaper = reaping.OrphanReaper(interval_s)
+        self._reaper = Reaper(interval_s)
 
     @property
     def reaped(self) -> int:

@@ -1,7 +1,11 @@
 """Secret redaction, for everything the harness and the task runner write, log or serve.
 
-One rule says which variable names hold secrets (:func:`looks_secret`) and one
-:class:`Redactor` replaces known secret values, and passwords in URLs, with :data:`MASK`.
+One :class:`Redactor` replaces known secret values, and passwords in URLs, with :data:`MASK`.
+Which variable names hold secrets, and how short a value may be and still be searched for,
+is a :class:`SecretRule`: the harness and the task runner each keep their own
+(:data:`HARNESS` and :data:`RUNNER`), because they redact different text (reports and judge
+prompts, where missing a secret is the risk; the runner's log lines, which its whole
+environment feeds, where masking ordinary words is).
 This module imports the standard library only: the task runner imports it at start-up
 (its health endpoint must answer fast), so it must stay cheap to load.
 """
@@ -10,71 +14,112 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
-__all__ = ["MASK", "Redactor", "looks_secret", "mask_mcp", "mcp_secret_values"]
+__all__ = [
+    "HARNESS",
+    "MASK",
+    "RUNNER",
+    "Redactor",
+    "SecretRule",
+    "looks_secret",
+    "mask_mcp",
+    "mcp_secret_values",
+    "runner_secret_name",
+]
 
 MASK = "[REDACTED]"
 """What a secret becomes. Reports, baselines and judge cache keys hold it: changing it
 changes those files."""
 
 MIN_SECRET_LENGTH = 4
-"""Shorter values are not searched for: masking "1" everywhere would destroy the text."""
+"""The harness's shortest searched-for value: masking "1" everywhere would destroy the text."""
+
+RUNNER_MIN_SECRET_LENGTH = 6
+"""The runner's: it learns every secret-looking variable of its environment, and a short
+value there (``HF_AUTH=none``) is an ordinary word of its log lines. The served Task masks
+secret ``spec.env`` values of any length."""
 
 _NOT_SECRETS = frozenset({"true", "false", "enabled", "disabled", "never", "always"})
-"""Flag-like values of secret-named variables (``GH_TOKEN_REQUIRED=true``): not secrets."""
+"""Flag-like values of secret-named variables (``GH_TOKEN_REQUIRED=true``): not secrets,
+and masking them would break every JSON ``true``/``false`` of a report."""
 
-_SECRET_WORDS = frozenset(
+_HARNESS_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE",
+    re.IGNORECASE,
+)
+_RUNNER_WORDS = frozenset(
     {
         "KEY",
-        "KEYS",
         "APIKEY",
         "TOKEN",
-        "TOKENS",
         "SECRET",
         "SECRETS",
         "PASSWORD",
         "PASSWD",
-        "PASS",
         "PASSPHRASE",
         "CREDENTIAL",
         "CREDENTIALS",
         "AUTH",
         "AUTHORIZATION",
         "COOKIE",
-        "COOKIES",
-        "SESSION",
         "PRIVATE",
         "SIGNATURE",
     }
 )
-_SECRET_SUFFIXES = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
+_RUNNER_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "APIKEY", "_KEY")
 _WORD_BREAK = re.compile(r"[^A-Z0-9]+")
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^/@\s:]*):(?P<pw>[^/@\s]+)@")
 
 
 def looks_secret(name: str) -> bool:
-    """Whether a variable or header name looks like it holds a secret.
+    """The harness's rule: a secret word occurs anywhere in the name, case ignored.
 
-    A word of the name is a secret word (``GH_TOKEN``, ``HF_AUTH``, ``gh-token``) or the name
-    ends with one (``OPENAI_APIKEY``, ``DBPASSWORD``). Words, not substrings, so that
-    ``KEYBOARD_LAYOUT`` or ``TOKENIZERS_PARALLELISM`` keep their values.
+    Substrings, not words: a report or a judge prompt must not miss ``SESSIONID``,
+    ``PASSWORD1`` or ``APIKEYS``; that ``KEYBOARD_LAYOUT`` or ``AUTHOR_NAME`` are masked too
+    (when passed through) is the price.
+    """
+    return _HARNESS_NAME.search(name) is not None
+
+
+def runner_secret_name(name: str) -> bool:
+    """The task runner's rule: a word of the name is a secret word, or it ends like one.
+
+    ``GEMINI_API_KEY``, ``GH_TOKEN``, ``HF_AUTH``, ``gh-token``, ``OPENAI_APIKEY``. Words, not
+    substrings: the runner learns its whole environment, and ``XDG_SESSION_CLASS=user`` or
+    ``KEYBOARD_LAYOUT`` must not turn ordinary words of its logs into masks.
     """
     upper = name.upper()
-    return upper.endswith(_SECRET_SUFFIXES) or any(
-        word in _SECRET_WORDS for word in _WORD_BREAK.split(upper)
+    return upper.endswith(_RUNNER_SUFFIXES) or any(
+        word in _RUNNER_WORDS for word in _WORD_BREAK.split(upper)
     )
+
+
+class SecretRule(NamedTuple):
+    """Which variable names hold secrets, and the shortest value searched for in text."""
+
+    is_secret_name: Callable[[str], bool]
+    min_length: int
+
+
+HARNESS = SecretRule(looks_secret, MIN_SECRET_LENGTH)
+"""Reports, transcripts, check output and judge prompts."""
+
+RUNNER = SecretRule(runner_secret_name, RUNNER_MIN_SECRET_LENGTH)
+"""The task runner's logs, state files and endpoints."""
 
 
 class Redactor:
     """Replaces every known secret value, and every URL password, in text and JSON-like data.
 
     Built with the secrets it knows; :meth:`add` teaches it more (the task runner learns
-    ``spec.env``'s secrets after it has started logging).
+    ``spec.env``'s secrets after it has started logging). ``rule`` says which names hold
+    secrets (:meth:`from_env`, :meth:`add_environment`) and which values are too short.
     """
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, secrets: Iterable[str] = (), *, rule: SecretRule = HARNESS) -> None:
+        self.rule = rule
         self._secrets: list[str] = []
         self._pattern: re.Pattern[str] | None = None
         self.add(secrets)
@@ -85,16 +130,19 @@ class Redactor:
         names: Iterable[str],
         environ: Mapping[str, str],
         extra: Iterable[str] = (),
+        *,
+        rule: SecretRule = HARNESS,
     ) -> Redactor:
         """Secrets = values of secret-looking ``names`` present in ``environ``, plus ``extra``."""
-        values = [environ[n] for n in names if looks_secret(n) and environ.get(n)]
-        return cls([*values, *extra])
+        values = [environ[n] for n in names if rule.is_secret_name(n) and environ.get(n)]
+        return cls([*values, *extra], rule=rule)
 
     def add(self, values: Iterable[str]) -> None:
         """Remember more values to mask (too short and flag-like ones are ignored)."""
         known = set(self._secrets)
+        shortest = self.rule.min_length
         fresh = {
-            v for v in values if v and len(v) >= MIN_SECRET_LENGTH and v.lower() not in _NOT_SECRETS
+            v for v in values if v and len(v) >= shortest and v.lower() not in _NOT_SECRETS
         } - known
         if not fresh:
             return
@@ -105,12 +153,12 @@ class Redactor:
         self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
 
     def add_environment(self, env: Mapping[str, str]) -> None:
-        """Remember the values of every secret-looking variable in ``env``."""
-        self.add(value for name, value in env.items() if looks_secret(name))
+        """Remember the values of every variable of ``env`` whose name the rule says is secret."""
+        self.add(value for name, value in env.items() if self.rule.is_secret_name(name))
 
     def merged(self, other: Iterable[str]) -> Redactor:
-        """A new redactor that also hides ``other`` (this one is left as it is)."""
-        return Redactor([*self._secrets, *other])
+        """A new redactor, same rule, that also hides ``other`` (this one is left as it is)."""
+        return Redactor([*self._secrets, *other], rule=self.rule)
 
     def text(self, value: str) -> str:
         """``value`` with every known secret and URL password replaced by the mask."""

@@ -315,3 +315,44 @@ async def test_the_documented_acp_adapter_loads_and_runs(tmp_path: Path) -> None
     assert not out.failed, out.error
     assert out.result == "Done (permission once; read b)."
     assert (work / "out.txt").read_text() == "hi\n"
+
+
+# -- warnings --------------------------------------------------------------------------
+
+
+async def test_repeated_acp_warnings_are_capped_and_counted(tmp_path: Path) -> None:
+    """Ten of a kind are kept; the rest are counted, worded as the ACP path always was."""
+    from axis_eval.execute.supervise import RunControl, run_agent
+
+    fake = Path(__file__).with_name("fake_acp_agent.py")
+    bad_update = {  # a plan whose entries are not a list: the update cannot be read
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "sess-1", "update": {"sessionUpdate": "plan", "entries": 5}},
+    }
+    code = (  # 15 unreadable updates and 15 lines that are not JSON, then the fake agent
+        "import os, sys\n"
+        f"for i in range(15): print({json.dumps(bad_update)!r}); print('noise', i)\n"
+        "sys.stdout.flush()\n"
+        f"os.execv(sys.executable, [sys.executable, {str(fake)!r}])\n"
+    )
+    adapter = create_acp_adapter(name="noisy-acp", command=[sys.executable, "-c", code])
+    work = tmp_path / "work"
+    work.mkdir()
+    inp = AdapterInput(
+        prompt="write it",
+        agent=AgentSpec(name="noisy-acp", adapter="noisy-acp"),
+        workspace=str(work),
+        home=str(tmp_path),
+        env={"PATH": "/usr/bin:/bin"},
+        time_limit_s=60,
+    )
+    out = await run_agent(adapter, inp, RunControl(marker=f"{new_run_token()}/1", grace_s=0.5))
+    assert not out.failed, out.error
+    unreadable = "a session/update could not be read: TypeError: 'int' object is not iterable"
+    noise = [f"the agent printed a stdout line that is not JSON-RPC: noise {i}" for i in range(10)]
+    assert out.warnings == [
+        *[w for pair in zip([unreadable] * 10, noise, strict=True) for w in pair],
+        "… and 5 more update warnings",
+        "… and 5 more stdout lines that are not JSON",
+    ]

@@ -253,14 +253,17 @@ async def test_stdin_data_is_delivered_then_closed(marker: str, data: bytes | No
 
 
 async def test_spawn_failures_are_clear(marker: str, tmp_path: Path) -> None:
-    with pytest.raises(SpawnFailed, match=r"^command not found: axis-no-such-command$"):
+    with pytest.raises(SpawnFailed, match=r"^command not found: axis-no-such-command$") as info:
         await spawn(spec(["axis-no-such-command", "--version"], marker))
+    assert info.value.exit_code == 127 and isinstance(info.value.__cause__, FileNotFoundError)
     script = tmp_path / "not-executable"
     script.write_text("#!/bin/sh\n")
-    with pytest.raises(SpawnFailed, match=f"^permission denied: {re.escape(str(script))}$"):
+    with pytest.raises(SpawnFailed, match=f"^permission denied: {re.escape(str(script))}$") as info:
         await spawn(spec([str(script)], marker))
-    with pytest.raises(SpawnFailed, match="working directory"):
+    assert info.value.exit_code == 126
+    with pytest.raises(SpawnFailed, match="working directory") as info:
         await spawn(ProcessSpec(["/bin/true"], str(tmp_path / "missing"), {}, marker))
+    assert info.value.exit_code == 126
 
 
 async def test_run_shell_captures_exit_code_and_output(marker: str, tmp_path: Path) -> None:

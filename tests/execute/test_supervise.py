@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_runs import PY, MakeInput, agent_argv, input_maker, new_control
+from agent_runs import AGENTS, PY, RUN_TOKEN, MakeInput, agent_argv, input_maker, new_control
 from axis_eval._types import ErrorKind, TokenUsage
 from axis_eval.adapters.base import (
     AdapterInput,
@@ -24,8 +26,9 @@ from axis_eval.adapters.base import (
     create_agent_adapter,
 )
 from axis_eval.config.scenario import Scenario
+from axis_eval.execute.job import JobContext, StopSignal, run_job
 from axis_eval.execute.models import JobOutcome
-from axis_eval.execute.process import marked_pids
+from axis_eval.execute.process import ManagedProcess, ProcessSpec, marked_pids, spawn
 from axis_eval.execute.supervise import (
     MAX_ARG_BYTES,
     STDERR_CAP_BYTES,
@@ -493,13 +496,10 @@ def test_time_limit_message() -> None:
 # -- the record -------------------------------------------------------------------------
 
 
-async def test_the_run_is_written_into_the_record_it_is_given(
-    make_input: MakeInput, control: RunControl
-) -> None:
-    """A job's outcome is filled in place: no second shape of the run is copied into it."""
+def _job_spec() -> JobSpec:
     scenario = Scenario(key="s", base_key="s", name="S", prompt="hello world", judge="j")
     agent = AgentSpec(name="a", adapter="scripted")
-    spec = JobSpec(
+    return JobSpec(
         number=1,
         scenario=scenario,
         agent=agent,
@@ -508,7 +508,13 @@ async def test_the_run_is_written_into_the_record_it_is_given(
         time_limit_s=60,
         config_dir="/tmp",
     )
-    outcome = JobOutcome(spec=spec, status="completed", failed=False, workspace="/w")
+
+
+async def test_the_run_is_written_into_the_record_it_is_given(
+    make_input: MakeInput, control: RunControl
+) -> None:
+    """A job's outcome is filled in place: no second shape of the run is copied into it."""
+    outcome = JobOutcome(spec=_job_spec(), status="completed", failed=False, workspace="/w")
     adapter = lines_adapter(agent_argv("adapter_events.py", "full"))
     filled = await run_agent(adapter, make_input(), control, into=outcome)
     assert filled is outcome
@@ -525,3 +531,76 @@ async def test_a_refused_run_is_written_into_the_record_too(make_input: MakeInpu
     assert await run_agent(adapter, make_input(), new_control(), into=record) is record
     assert record.failed and record.error_kind == "spawn" and record.exit_code is None
     assert record.transcript is not None and [e.type for e in record.transcript.entries] == ["user"]
+
+
+# -- the spawner seam -------------------------------------------------------------------
+
+
+async def test_a_custom_spawner_runs_the_agent_and_stop_still_ends_its_tree(
+    make_input: MakeInput,
+) -> None:
+    """A sandbox-like spawner (it records each ProcessSpec and starts the argv through
+    ``env``, a wrapper program) is what starts the agent; a cancel still ends its whole
+    tree, the setsid child and the double-forked orphan included."""
+    specs: list[ProcessSpec] = []
+
+    async def through_env(spec: ProcessSpec) -> ManagedProcess:
+        specs.append(spec)
+        wrapped = ["env", "AXIS_SANDBOX=wrapped", *spec.argv]
+        return await spawn(dataclasses.replace(spec, argv=wrapped))
+
+    # Says where it runs, then becomes proc_tree.py (same pid): a child, a setsid child
+    # and an orphan, their pids on one line, then it sleeps until stopped.
+    code = (
+        "import json, os, sys; "
+        "print(json.dumps({'type': 'assistant', 'text': os.environ.get('AXIS_SANDBOX')}),"
+        " flush=True); "
+        f"os.execv(sys.executable, [sys.executable, {str(AGENTS / 'proc_tree.py')!r}])"
+    )
+    tree: dict[str, int] = {}
+    tree_seen = asyncio.Event()
+
+    def on_line(event: Any, ctx: StreamContext[State]) -> None:
+        if "pid" in event:
+            tree.update(event)
+            tree_seen.set()
+        else:
+            _on_line(event, ctx)
+
+    control = new_control(spawner=through_env)
+    argv = [PY, "-c", code]
+    adapter = lines_adapter(argv, stream=LinesMode(on_line=on_line))
+    task = asyncio.ensure_future(run(adapter, make_input(), control))
+    await asyncio.wait_for(tree_seen.wait(), 15)
+    assert sorted(marked_pids(control.marker)) == sorted(tree.values())
+    control.cancel.set()
+    out = await asyncio.wait_for(task, 15)  # run() asserts no marked process is left
+
+    assert [(s.argv, s.marker) for s in specs] == [(argv, control.marker)]
+    assert out.error_kind == "cancelled" and out.error == "Run cancelled"
+    assert out.transcript is not None
+    assert [e.text for e in out.transcript.entries if e.type == "assistant"] == ["wrapped"]
+    assert out.exit_code is not None and out.exit_code < 0  # stopped by a signal
+
+
+async def test_a_job_starts_its_agent_through_the_context_spawner(tmp_path: Path) -> None:
+    specs: list[ProcessSpec] = []
+
+    async def recording(spec: ProcessSpec) -> ManagedProcess:
+        specs.append(spec)
+        return await spawn(spec)
+
+    adapter = lines_adapter(agent_argv("adapter_events.py", "full"))
+    ctx = JobContext(
+        run_token=RUN_TOKEN,
+        adapters={"scripted": adapter},
+        parent_env={"PATH": os.environ.get("PATH", os.defpath)},
+        stop=StopSignal(),
+        grace_s=0.5,
+        tmp_base=str(tmp_path),
+        spawner=recording,
+    )
+    spec = _job_spec()
+    outcome = await run_job(spec, ctx)
+    assert outcome.status == "completed" and outcome.result == "README.md", outcome.error
+    assert [s.marker for s in specs] == [f"{RUN_TOKEN}/{spec.number}"]

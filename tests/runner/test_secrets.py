@@ -94,17 +94,19 @@ def test_a_malformed_spec_does_not_echo_its_values(start_runner: Any) -> None:
 
 
 def test_what_counts_as_a_secret() -> None:
-    from ax_task_runner.logs import Redactor, is_secret_name
+    from ax_task_runner.logs import Redactor, is_secret_name, redactor
+    from axis_eval.redact import RUNNER
 
     for name in ("GEMINI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY",
                  "HF_AUTH", "OPENAI_APIKEY", "gh-token"):  # fmt: skip
         assert is_secret_name(name), name
     for name in ("PATH", "HOME", "PWD", "KEYBOARD_LAYOUT", "AX_METADATA_URL", "TOKENIZERS_X"):
         assert not is_secret_name(name), name
-    redact = Redactor()
-    redact.add_environment({"A_TOKEN": "abcdef-123", "B_KEY": "true", "C_SECRET": "abc"})
+    assert redactor.rule is RUNNER  # the process-wide one keeps the runner's rule
+    redact = Redactor(rule=RUNNER)
+    redact.add_environment({"A_TOKEN": "abcdef-123", "B_KEY": "true", "C_SECRET": "abcde"})
     assert redact("x abcdef-123 y") == "x [REDACTED] y"
-    assert redact("flag=true short=abc") == "flag=true short=abc"
+    assert redact("flag=true short=abcde") == "flag=true short=abcde"
     assert redact("https://me:pw@host/x and ssh://git@host") == (
         "https://me:[REDACTED]@host/x and ssh://git@host"
     )

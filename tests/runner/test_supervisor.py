@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from system_parts import not_run
 
@@ -192,3 +195,46 @@ def test_command_that_cannot_start_leaves_the_runner_up(start_runner: Any, tmp_p
     }
     assert runner.get("/healthz").status == 200
     assert runner.terminate() == 0
+
+
+async def test_helpers_merge_output_and_are_killed_on_timeout(tmp_path: Path) -> None:
+    from ax_task_runner.supervisor import run_helper
+
+    done = await run_helper(
+        ["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], cwd=str(tmp_path), env={}
+    )
+    assert (done.returncode, done.output) == (3, "out\nerr\n")
+    started = time.monotonic()
+    pidfile = tmp_path / "sleep.pid"
+    with pytest.raises(TimeoutError):
+        await run_helper(
+            ["/bin/sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"],
+            cwd=str(tmp_path),
+            env={},
+            timeout_s=0.5,
+        )
+    assert time.monotonic() - started < 5
+    assert not _alive(int(_wait_file(pidfile)))  # the helper's whole group was killed
+
+
+async def test_spawn_errors_keep_the_runners_wording(tmp_path: Path) -> None:
+    from ax_task_runner.supervisor import SpawnError, start_process
+
+    with pytest.raises(SpawnError, match=r"^executable file not found: axis-no-such") as info:
+        await start_process(["axis-no-such"], cwd=str(tmp_path), env={})
+    assert info.value.exit_code == 127
+    missing = tmp_path / "missing"
+    with pytest.raises(
+        SpawnError, match=f"^cannot use working directory {re.escape(str(missing))}: "
+    ) as info:
+        await start_process(["/bin/true"], cwd=str(missing), env={})
+    assert info.value.exit_code == 126
+    script = tmp_path / "not-executable.sh"
+    script.write_text("#!/bin/sh\n")
+    with pytest.raises(SpawnError, match=r"^cannot start .*: Permission denied$") as info:
+        await start_process([str(script)], cwd=str(tmp_path), env={})
+    assert info.value.exit_code == 126
+    with pytest.raises(SpawnError, match=r"^empty command$"):
+        await start_process([], cwd=str(tmp_path), env={})
+    with pytest.raises(ValueError, match="unsupported stdio"):
+        await start_process(["/bin/true"], cwd=str(tmp_path), env={}, stdout=None)

@@ -16,10 +16,14 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ax_task_runner import supervisor
 from ax_task_runner._guest.errors import ErrorKind, ProcessError
 from ax_task_runner.logs import event
+
+if TYPE_CHECKING:
+    from axis_eval.execute.process import AgentProcess
 
 _log = logging.getLogger("ax_task_runner.guest")
 
@@ -78,7 +82,7 @@ class OutputSpool:
 class GuestProcess:
     process_id: str
     command: list[str]
-    proc: asyncio.subprocess.Process
+    proc: AgentProcess
     started_at: float
     stdin_enabled: bool
     spool: OutputSpool

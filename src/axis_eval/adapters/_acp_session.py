@@ -87,7 +87,9 @@ class AcpSession:
     # -- messages (the transport's MessageSink) ----------------------------------------
 
     def warn(self, key: str, message: str) -> None:
-        self.notes.warn(key, message)
+        """The transport's warnings (``key``: what about, e.g. ``stdout``), counted past
+        the cap as ``… and N more stdout warnings``."""
+        self.notes.warn(f"{key} warnings", message)
 
     def record(self, direction: str, message: dict[str, Any]) -> None:
         line = {"t": round(time.monotonic() - self.t0, 3), "dir": direction, "msg": message}
@@ -113,7 +115,7 @@ class AcpSession:
                     self.acp.update(params.get("update"))
                 except Exception as exc:  # a malformed update must not end the session
                     self.notes.warn(
-                        "update", f"a session/update could not be read: {describe(exc)}"
+                        "update warnings", f"a session/update could not be read: {describe(exc)}"
                     )
                 self._output_grew()
             return False
@@ -180,7 +182,9 @@ class AcpSession:
             raw = self.results.get(self.step)
             if self.step == "session/prompt" and isinstance(raw, dict):
                 self.prompt_result = raw  # the agent answered; only the typed check failed
-                self.notes.warn("schema", f"the session/prompt result is off-schema: {exc}"[:300])
+                self.notes.warn(
+                    "schema warnings", f"the session/prompt result is off-schema: {exc}"[:300]
+                )
             else:
                 self.failure = f"ACP {self.step}: the agent's answer is malformed: {exc}"[:500]
         except (ConnectionError, OSError):
@@ -209,9 +213,13 @@ class AcpSession:
                 try:
                     usage = self.adapter.extract_usage(result)
                 except Exception as exc:
-                    self.notes.warn("extract_usage", f"extract_usage raised {describe(exc)}")
+                    self.notes.warn(
+                        "extract_usage warnings", f"extract_usage raised {describe(exc)}"
+                    )
                 if usage is not None and not isinstance(usage, TokenUsage):
-                    self.notes.warn("extract_usage", "extract_usage did not return a TokenUsage")
+                    self.notes.warn(
+                        "extract_usage warnings", "extract_usage did not return a TokenUsage"
+                    )
                     usage = None
             if usage is None:
                 usage = prompt_usage(result)
@@ -241,7 +249,9 @@ class AcpSession:
             return await asyncio.to_thread(self.adapter.version, self.inp)
         except Exception as exc:
             name = self.adapter.name
-            self.notes.warn("version", f"{name}: could not read the CLI version: {describe(exc)}")
+            self.notes.warn(
+                "version warnings", f"{name}: could not read the CLI version: {describe(exc)}"
+            )
             return None
 
     async def finish(self, exit_code: int | None, stderr: str, stopped: bool) -> Reading:

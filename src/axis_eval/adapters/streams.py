@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from axis_eval._types import TokenUsage
+from axis_eval._util.clock import now_iso
 from axis_eval.adapters import base
-from axis_eval.adapters.supervision import NOT_JSON, Reading, RunNotes, describe, now_iso
+from axis_eval.adapters.supervision import NOT_JSON, Reading, RunNotes, describe
 from axis_eval.adapters.transcript_builder import TranscriptBuilder
 
 __all__ = ["StreamReader"]

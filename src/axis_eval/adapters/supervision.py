@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import signal
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Protocol
 
 __all__ = [
@@ -27,7 +26,6 @@ __all__ = [
     "RunNotes",
     "describe",
     "exit_message",
-    "now_iso",
     "stderr_tail",
 ]
 
@@ -40,7 +38,11 @@ class RunNotes(Protocol):
     """What a reader reports to the supervisor while the agent runs."""
 
     def warn(self, key: str, message: str) -> bool:
-        """Record a warning; False once ``key`` was recorded too often (say less, then)."""
+        """Record a warning; False once ``key`` was recorded too often (say less, then).
+
+        ``key`` names this kind of warning in the plural, as the count of the ones left
+        out reads: ``… and 5 more {key}`` (``on_line errors``, ``update warnings``).
+        """
 
     def output_grew(self) -> None:
         """New output was read: the supervisor re-checks the token limit."""
@@ -88,11 +90,6 @@ class OutputReader(Protocol):
     async def finish(self, exit_code: int | None, stderr: str, stopped: bool) -> Reading:
         """Finish the transcript (its ``result`` is the answer) and say how the agent ended;
         ``stopped``: a limit or a cancel ended the run (its error is already decided)."""
-
-
-def now_iso() -> str:
-    """The time now as the run files write it: ``2026-01-31T12:00:00.000Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def describe(exc: BaseException) -> str:

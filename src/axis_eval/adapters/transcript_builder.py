@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from axis_eval._types import TokenUsage
+from axis_eval._util.clock import now_iso
 from axis_eval.transcript.models import Entry, EntryType, ToolCall, Transcript
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _size(value: Any) -> int:
@@ -35,7 +31,7 @@ class TranscriptBuilder:
 
     def __init__(self, agent: str, model: str | None = None) -> None:
         self._t0 = time.monotonic()
-        self.transcript = Transcript(agent=agent, model=model, started_at=_now_iso())
+        self.transcript = Transcript(agent=agent, model=model, started_at=now_iso())
         self._open: dict[str, ToolCall] = {}
         self._open_started: dict[str, float] = {}
         self._pending_text: list[str] = []
@@ -46,7 +42,7 @@ class TranscriptBuilder:
 
     def _add(self, kind: EntryType, text: str | None = None, tool: ToolCall | None = None) -> None:
         self.transcript.entries.append(
-            Entry(type=kind, timestamp=_now_iso(), offset_ms=self._offset(), text=text, tool=tool)
+            Entry(type=kind, timestamp=now_iso(), offset_ms=self._offset(), text=text, tool=tool)
         )
 
     def user(self, text: str) -> None:
@@ -98,7 +94,7 @@ class TranscriptBuilder:
             name=name,
             input=input,
             kind=kind,
-            started_at=_now_iso(),
+            started_at=now_iso(),
             input_bytes=_size(input),
         )
         self._open[id] = call
@@ -128,7 +124,7 @@ class TranscriptBuilder:
         started = self._open_started.pop(call.id, time.monotonic())
         call.output = text
         call.is_error = is_error
-        call.ended_at = _now_iso()
+        call.ended_at = now_iso()
         call.duration_ms = int((time.monotonic() - started) * 1000)
         call.output_bytes = _size(text)
 
@@ -161,7 +157,7 @@ class TranscriptBuilder:
         """Close the transcript: flush text, stamp the end, default the result."""
         self.flush()
         t = self.transcript
-        t.ended_at = _now_iso()
+        t.ended_at = now_iso()
         t.duration_ms = self._offset()
         if t.result is None:
             t.result = self.last_assistant_text()

@@ -9,16 +9,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from axis_eval._types import ErrorKind
+from axis_eval._util.clock import now_iso
 from axis_eval.adapters.base import AdapterInput, AgentAdapter
 from axis_eval.execute.artifacts import collect_artifacts
 from axis_eval.execute.lifecycle import run_phase
 from axis_eval.execute.models import JobOutcome
-from axis_eval.execute.process import forget_marker, kill_marked
+from axis_eval.execute.process import Spawner, forget_marker, kill_marked, spawn
 from axis_eval.execute.supervise import RunControl, run_agent
 from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs, lifecycle_env
 from axis_eval.planning.models import JobSpec
@@ -76,10 +76,8 @@ class JobContext:
     """The embedded scripted model server, when the config asks for one."""
     extra_env: Mapping[str, str] = field(default_factory=dict)
     """Variables every job gets on top of its own (the scripted server's proxy trap)."""
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    spawner: Spawner = spawn
+    """What starts each job's agent (a sandbox backend passes its own)."""
 
 
 def cancelled_outcome(spec: JobSpec, reason: str, kind: ErrorKind = "cancelled") -> JobOutcome:
@@ -109,7 +107,7 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
     marker = f"{ctx.run_token}/{spec.number}"
     adapter = ctx.adapters[spec.agent.adapter]
     dirs = create_job_dirs(ctx.tmp_base)
-    started = _now()
+    started = now_iso()
     try:
         return await _run(spec, ctx, adapter, dirs, marker, started)
     finally:
@@ -166,7 +164,7 @@ async def _run(
             outcome.started_at = started
             outcome.setup_output = setup_notes
             outcome.teardown_output = await _teardown(spec, ctx, dirs, phase_args)
-            outcome.ended_at = _now()
+            outcome.ended_at = now_iso()
             outcome.workspace = dirs.work_dir
             return outcome
         if setup.error:
@@ -178,7 +176,7 @@ async def _run(
                 error=f"Setup failed: {setup.error}",
                 error_kind="setup",
                 started_at=started,
-                ended_at=_now(),
+                ended_at=now_iso(),
                 setup_output=setup_notes,
                 teardown_output=teardown,
                 workspace=dirs.work_dir,
@@ -227,6 +225,7 @@ async def _run_agent(
         grace_s=ctx.grace_s,
         cancel=ctx.stop.event,
         on_tokens=_token_gate(spec, ctx),
+        spawner=ctx.spawner,
     )
     control.cancel_reason = ctx.stop.reason
     await run_agent(adapter, inp, control, into=outcome)

@@ -7,9 +7,19 @@ from pydantic import Field
 from axis_eval._types import ErrorKind, JobStatus, OutputModel
 from axis_eval._util.defaults import empty_list
 from axis_eval.planning.models import JobSpec
-from axis_eval.report.models import WorkspaceFile
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
 from axis_eval.transcript.models import Transcript
+
+
+class WorkspaceFile(OutputModel):
+    """A file collected from the workspace: the job's copy of it (:class:`CollectedArtifact`)
+    and the report's (``ArtifactEntry``) both start with these fields. It lives with the
+    job's record, the lower of the two: the report's format builds on it."""
+
+    path: str
+    """Path inside the workspace."""
+    size_bytes: int
+    mime_type: str
 
 
 class CollectedArtifact(WorkspaceFile):
@@ -51,6 +61,9 @@ class JobOutcome(AgentRun):
 
     spec: JobSpec
     status: JobStatus
+    failed: bool
+    """Required here (a bare run defaults to not failed): whoever makes a job's outcome says
+    whether it failed; a run's ending then settles it."""
     setup_output: str | None = None
     teardown_output: str | None = None
     artifacts: list[CollectedArtifact] = Field(default_factory=empty_list)

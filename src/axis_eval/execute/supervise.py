@@ -3,8 +3,9 @@
 This is the one supervisor of every kind of agent (a stream adapter's CLI, an ACP agent, a
 judge agent, the task runner's goal agent). The adapter says how to start the agent and
 how to read it (:mod:`axis_eval.adapters.readers`); everything about the process is
-decided here: the spawn (through :mod:`axis_eval.execute.process`), the time limit, the
-token limit, a cancel, stderr, the warnings, and the run's error and exit code.
+decided here: the spawn (through the caller's :data:`~axis_eval.execute.process.Spawner`,
+:func:`~axis_eval.execute.process.spawn` by default), the time limit, the token limit, a
+cancel, stderr, the warnings, and the run's error and exit code.
 
 :func:`run_agent` never raises for anything the agent or the adapter's callbacks do: every
 problem ends up in the record it fills (``error``, ``error_kind``, ``warnings``). The
@@ -34,7 +35,7 @@ from axis_eval.adapters.supervision import (
 )
 from axis_eval.adapters.transcript_builder import TranscriptBuilder
 from axis_eval.execute.models import AgentRun
-from axis_eval.execute.process import AgentProcess
+from axis_eval.execute.process import ManagedProcess, Spawner, spawn
 from axis_eval.execute.supervise_start import MAX_ARG_BYTES, Refused, start_agent
 from axis_eval.transcript.models import Transcript
 
@@ -79,6 +80,9 @@ class RunControl:
     The count is the larger of ``ceil(chars / 5)`` and the usage the agent reported. It is
     called once more with the final count after the agent ended; that return value is ignored.
     """
+    spawner: Spawner = spawn
+    """What starts the agent: this host's process groups by default; a sandbox backend
+    passes its own (the supervisor only uses what :class:`ManagedProcess` declares)."""
 
 
 R = TypeVar("R", bound=AgentRun)
@@ -106,7 +110,8 @@ class _Notes:
         self.output_grew = output_grew
 
     def warn(self, key: str, message: str) -> bool:
-        """Record a warning; False once ``key`` has been recorded too often."""
+        """Record a warning; False once ``key`` has been recorded too often. ``key`` is
+        the plural the count reads with: ``… and 5 more on_line errors``."""
         count = self.counts[key] = self.counts.get(key, 0) + 1
         if count <= _REPEATS_SHOWN:
             self.items.append(message)
@@ -182,7 +187,7 @@ class _Run:
             if len(self.stderr) > 2 * STDERR_CAP_BYTES:
                 del self.stderr[:-STDERR_CAP_BYTES]
 
-    async def supervise(self, proc: AgentProcess, reader: OutputReader) -> None:
+    async def supervise(self, proc: ManagedProcess, reader: OutputReader) -> None:
         """Stream the output until the agent is done or must be stopped, then stop it."""
         loop = asyncio.get_running_loop()
         out = asyncio.ensure_future(reader.read(proc.stdout, proc.stdin))
@@ -220,7 +225,9 @@ class _Run:
             if not all(task.done() for task in draining):
                 _, pending = await asyncio.wait(draining, timeout=_READER_LIMIT_S)
                 if pending:
-                    self.notes.warn("reader", "the agent's output did not end; some may be missing")
+                    self.notes.warn(
+                        "reader warnings", "the agent's output did not end; some may be missing"
+                    )
         finally:
             if timer is not None:
                 timer.cancel()
@@ -249,7 +256,8 @@ class _Run:
     def stderr_text(self) -> str:
         if self.stderr_bytes > STDERR_CAP_BYTES:
             self.notes.warn(
-                "stderr", f"stderr was {self.stderr_bytes} bytes; kept the last {STDERR_CAP_BYTES}"
+                "stderr warnings",
+                f"stderr was {self.stderr_bytes} bytes; kept the last {STDERR_CAP_BYTES}",
             )
         return bytes(self.stderr[-STDERR_CAP_BYTES:]).decode("utf-8", "replace")
 
@@ -259,7 +267,7 @@ class _Run:
         """Why the run failed: a stop, the agent's own error, its exit, or no output."""
         if self.stop is not None:
             if reading.error and reading.error != self.stop[1]:
-                self.notes.warn("agent error", f"the agent also reported: {reading.error}")
+                self.notes.warn("agent errors", f"the agent also reported: {reading.error}")
             return self.stop[1], self.stop[0]
         if reading.error:
             return reading.error, "agent"
@@ -350,7 +358,7 @@ async def run_agent(
     try:
         cancelled = control.cancel_reason or "Run cancelled" if control.cancel.is_set() else None
         proc, reader = await start_agent(
-            adapter, inp, cancelled, control.marker, run.builder, run.notes
+            adapter, inp, cancelled, control.marker, run.builder, run.notes, control.spawner
         )
     except Refused as refusal:
         return run.refused(record, refusal)

@@ -16,7 +16,7 @@ from axis_eval.adapters.base import AdapterConfigError, AdapterInput, AgentAdapt
 from axis_eval.adapters.readers import open_reader
 from axis_eval.adapters.supervision import OutputReader, RunNotes, describe
 from axis_eval.adapters.transcript_builder import TranscriptBuilder
-from axis_eval.execute.process import AgentProcess, ProcessSpec, SpawnFailed, spawn
+from axis_eval.execute.process import ManagedProcess, ProcessSpec, Spawner, SpawnFailed
 
 __all__ = ["MAX_ARG_BYTES", "Refused", "start_agent"]
 
@@ -79,8 +79,10 @@ async def start_agent(
     marker: str,
     builder: TranscriptBuilder,
     notes: RunNotes,
-) -> tuple[AgentProcess, OutputReader]:
-    """Check, prepare and spawn the agent; return it with the reader of its output.
+    spawner: Spawner,
+) -> tuple[ManagedProcess, OutputReader]:
+    """Check, prepare and start the agent through ``spawner``; return it with the reader of
+    its output.
 
     ``cancel_reason``: the run was cancelled already (nothing is spawned), else None.
 
@@ -112,7 +114,7 @@ async def start_agent(
         raise Refused("setup", f"{name}: env raised {describe(exc)}") from exc
     spec = ProcessSpec(argv, inp.workspace, env, marker, stdin_data, reader.converses)
     try:
-        proc = await spawn(spec)
+        proc = await spawner(spec)
     except SpawnFailed as exc:
         where = " (is it installed and on PATH?)" if "not found" in str(exc) else ""
         raise Refused("spawn", f"Could not start the {name} agent: {exc}{where}") from exc

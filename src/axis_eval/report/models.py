@@ -13,20 +13,11 @@ from pydantic import Field
 
 from axis_eval._types import ErrorKind, JobStatus, OutputModel, ReportState, TokenUsage
 from axis_eval._util.defaults import empty_list
+from axis_eval.execute.models import WorkspaceFile
 from axis_eval.scoring.models import ScoreResult
 
 SCHEMA_VERSION = 1
 AXIS_MANIFEST_VERSION = "0.1.0"
-
-
-class WorkspaceFile(OutputModel):
-    """A file collected from the workspace: the job's copy of it (``CollectedArtifact``)
-    and the report's (:class:`ArtifactEntry`) both start with these fields."""
-
-    path: str
-    """Path inside the workspace."""
-    size_bytes: int
-    mime_type: str
 
 
 class ArtifactEntry(WorkspaceFile):

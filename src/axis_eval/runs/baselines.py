@@ -21,13 +21,13 @@ import math
 import re
 import statistics
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import ValidationError
 
 from axis_eval._types import DIMENSIONS, camel
+from axis_eval._util.clock import now_iso
 from axis_eval.errors import AxisError
 from axis_eval.files import atomic_write_text
 from axis_eval.report.models import PairEntry, Reliability, ReportManifest
@@ -79,10 +79,6 @@ def baselines_root(config_dir: str | Path) -> Path:
 def baseline_path(config_dir: str | Path, name: str) -> Path:
     """The file of a baseline (after validating its name)."""
     return baselines_root(config_dir) / f"{validate_name(name)}.json"
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def read_baseline(config_dir: str | Path, name: str = DEFAULT_NAME) -> Baseline | None:
@@ -185,7 +181,7 @@ def set_baseline(
     written when anything merged or the baseline is new.
     """
     existing = read_baseline(config_dir, name)
-    now = _now()
+    now = now_iso()
     baseline = existing or Baseline(name=name, created_at=now, updated_at=now)
     merged = 0
     for pair in report.results:

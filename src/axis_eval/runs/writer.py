@@ -8,9 +8,9 @@ readable report that says exactly which jobs finished.
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import Any
 
+from axis_eval._util.clock import now_iso
 from axis_eval._version import __version__
 from axis_eval.config.models import LoadedConfig, weights_of
 from axis_eval.execute.models import JobOutcome
@@ -29,10 +29,6 @@ from axis_eval.runs.run_folder import read_saved_run, save_run, store_score
 from axis_eval.runs.store import ReportStore, pair_dir, run_dir
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
 from axis_eval.transcript.sparse_index import SparseIndex
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _load_failures(plan: Plan) -> list[LoadFailureEntry]:
@@ -110,8 +106,8 @@ class ReportWriter:
             tool=ToolInfo(version=__version__),
             report_id=self.store.report_id,
             name=loaded.config.name,
-            started_at=_now(),
-            timestamp=_now(),
+            started_at=now_iso(),
+            timestamp=now_iso(),
             config_path=loaded.path,
             config_dir=loaded.config_dir,
             profile=loaded.profile,
@@ -128,7 +124,7 @@ class ReportWriter:
         m = previous.model_copy(deep=True)
         m.state = "running"
         m.exit_code = None
-        m.timestamp = _now()
+        m.timestamp = now_iso()
         self._offset_ms = m.duration_ms
         self._pairs = {(p.scenario_key, p.agent_name): p for p in m.results}
         self.pending = []
@@ -213,7 +209,7 @@ class ReportWriter:
         self._last_flush = now
         m = self.manifest
         m.summary = summarize(m.results, self._skipped, self._load_failures)
-        m.timestamp = _now()
+        m.timestamp = now_iso()
         m.duration_ms = self._offset_ms + int((now - self._t0) * 1000)
         self.store.write_manifest(m, durable=durable)
 

@@ -21,6 +21,10 @@ marker (``setsid`` children and double-fork orphans included), then reaps and cl
 pipes. A sandbox backend wraps this seam: it provides a :data:`Spawner` (a ``ProcessSpec``
 in, a :class:`ManagedProcess` out) and the callers stay as they are.
 
+The task runner (ax-task-runner) starts its processes through the same :func:`spawn`, with
+the options of :class:`ProcessSpec` that say how they differ from an agent's: no marker (the
+tree is the process group), a new group in the caller's session, inherited or merged stdio.
+
 The modules, by responsibility
 ------------------------------
 - :mod:`.spawning`: :class:`ProcessSpec`, :func:`spawn`, :class:`AgentProcess` (the only
@@ -28,7 +32,8 @@ The modules, by responsibility
   as this package's attribute once imported).
 - :mod:`.markers`: job markers (``AXIS_JOB_MARKER=<run_token>/<job_id>``) and what the
   marker kill remembers per marker.
-- :mod:`.kill`: :func:`kill_marked`: killing a job's whole tree; group signals.
+- :mod:`.kill`: :func:`kill_marked`: killing a job's whole tree; :func:`kill_group` for a
+  process spawned without a marker (a task runner's command); group signals.
 - :mod:`.children`: the one registry of children whose exit status a spawner awaits. Every
   spawner in the process registers there, the task runner (ax-task-runner) embedded in
   axis-eval's process or running as PID 1 included, so the orphan reaper never takes one.
@@ -36,7 +41,8 @@ The modules, by responsibility
 - :mod:`.shell`: :func:`run_shell` (setup, teardown and check commands).
 - :mod:`.sentinel`: :class:`Sentinel`, the watchdog that kills the run's marked processes
   when the harness goes away, even by SIGKILL; its program is :mod:`.sentinel_main`.
-- :mod:`.procfs`: the ``/proc`` reading (standard library only: the watchdog imports it).
+- :mod:`.procfs`: the ``/proc`` reading (standard library only: the watchdog imports it);
+  :func:`group_running`.
 
 Names load on first use (this file imports no module of the package up front), so a
 module here may import its siblings without an import cycle through the package.
@@ -49,6 +55,7 @@ from typing import TYPE_CHECKING
 from axis_eval._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from axis_eval.execute.process.kill import kill_group as kill_group
     from axis_eval.execute.process.kill import kill_marked as kill_marked
     from axis_eval.execute.process.kill import kill_marked_now as kill_marked_now
     from axis_eval.execute.process.kill import send_signal as send_signal
@@ -61,6 +68,7 @@ if TYPE_CHECKING:
     from axis_eval.execute.process.markers import marked_pids as marked_pids
     from axis_eval.execute.process.markers import marker_entry as marker_entry
     from axis_eval.execute.process.markers import new_run_token as new_run_token
+    from axis_eval.execute.process.procfs import group_running as group_running
     from axis_eval.execute.process.reaping import OrphanReaper as OrphanReaper
     from axis_eval.execute.process.reaping import become_subreaper as become_subreaper
     from axis_eval.execute.process.reaping import is_subreaper as is_subreaper
@@ -77,6 +85,7 @@ if TYPE_CHECKING:
     from axis_eval.execute.process.spawning import ProcessSpec as ProcessSpec
     from axis_eval.execute.process.spawning import Spawner as Spawner
     from axis_eval.execute.process.spawning import SpawnFailed as SpawnFailed
+    from axis_eval.execute.process.spawning import Stdio as Stdio
     from axis_eval.execute.process.spawning import spawn as spawn
 
 _EXPORTS = {  # module → the public names it holds
@@ -87,6 +96,7 @@ _EXPORTS = {  # module → the public names it holds
         "ProcessSpec",
         "SpawnFailed",
         "Spawner",
+        "Stdio",
         "spawn",
     ),
     "markers": (
@@ -97,7 +107,8 @@ _EXPORTS = {  # module → the public names it holds
         "marker_entry",
         "new_run_token",
     ),
-    "kill": ("kill_marked", "kill_marked_now", "send_signal", "signal_group"),
+    "kill": ("kill_group", "kill_marked", "kill_marked_now", "send_signal", "signal_group"),
+    "procfs": ("group_running",),
     "reaping": (
         "OrphanReaper",
         "become_subreaper",

@@ -5,6 +5,9 @@ environment holds exactly the job's marker entry, so children that called ``sets
 were orphaned by a double fork go too, and no other job is touched. Not covered: a process
 that clears its environment (``env -i``) *and* leaves the agent's process group, or one whose
 ``/proc/<pid>/environ`` we may not read.
+
+A process spawned without a marker (a task runner's command or helper) is covered by its
+process group alone: :func:`kill_group`.
 """
 
 from __future__ import annotations
@@ -13,12 +16,19 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Container
+from collections.abc import Callable, Collection, Container
 
 from axis_eval.execute.process import children, markers, procfs
 from axis_eval.execute.process.reaping import reap_orphans
 
-__all__ = ["KILL_LIMIT_S", "kill_marked", "kill_marked_now", "send_signal", "signal_group"]
+__all__ = [
+    "KILL_LIMIT_S",
+    "kill_group",
+    "kill_marked",
+    "kill_marked_now",
+    "send_signal",
+    "signal_group",
+]
 
 KILL_LIMIT_S = 5.0
 """SIGKILL rounds give up after this long (a process stuck in D state cannot die)."""
@@ -46,9 +56,17 @@ def _in_group(pid: int, pgid: int) -> bool:
     return info is not None and info[2] == pgid
 
 
-def _kill_round(entry: bytes, pgid: int | None, skip: Container[int] = ()) -> bool:
+def _find(entry: bytes | None, pgid: int | None, skip: Container[int] = ()) -> list[int]:
+    """The live processes of a job: marked with ``entry`` or in group ``pgid`` (no entry:
+    the group alone, without reading any environment)."""
+    if entry is None:
+        return [] if pgid is None else procfs.group_members(pgid)
+    return procfs.find(entry, pgid=pgid, skip=skip)
+
+
+def _kill_round(entry: bytes | None, pgid: int | None, skip: Container[int] = ()) -> bool:
     """SIGKILL the group and every marked process once; False when nothing was left."""
-    pids = procfs.find(entry, pgid=pgid, skip=skip)
+    pids = _find(entry, pgid, skip)
     if pgid is not None and any(_in_group(pid, pgid) for pid in pids):
         signal_group(pgid, signal.SIGKILL)  # atomic against forks inside the group
     for pid in pids:
@@ -56,35 +74,32 @@ def _kill_round(entry: bytes, pgid: int | None, skip: Container[int] = ()) -> bo
     return bool(pids)
 
 
-def kill_marked_now(marker: str, pgid: int | None = None) -> None:
+def kill_marked_now(marker: str | None, pgid: int | None = None) -> None:
     """SIGKILL everything marked ``marker`` (and in group ``pgid``) at once, blocking.
 
-    For paths that cannot await (a cancelled stop): sweeps for up to a second.
+    For paths that cannot await (a cancelled stop): sweeps for up to a second. Without a
+    marker only the group is killed.
     """
-    entry = markers.marker_entry(marker)
+    entry = None if marker is None else markers.marker_entry(marker)
     deadline = time.monotonic() + 1.0
     while _kill_round(entry, pgid) and time.monotonic() < deadline:
         time.sleep(0.01)
     reap_orphans()
 
 
-async def kill_marked(marker: str, grace_s: float, *, pgid: int | None = None) -> None:
-    """SIGTERM every process marked ``marker`` (and in group ``pgid``), then SIGKILL.
-
-    Processes get up to ``grace_s`` seconds to exit after SIGTERM (new ones appearing in the
-    meantime are sent SIGTERM too). The SIGKILL phase repeats until a scan finds nothing,
-    since a process may fork while being killed. Zombie orphans are reaped along the way.
-    A marker found clean and not spawned with since is not scanned again (see
-    :mod:`.markers`).
-    """
-    spawns = markers.spawns_of(marker)
-    if markers.known_clean(marker, pgid):
-        reap_orphans()
-        return
-    entry = markers.marker_entry(marker)
+async def _terminate(
+    entry: bytes | None,
+    grace_s: float,
+    pgid: int | None,
+    skip: Callable[[], Collection[int]],
+    on_kill: Callable[[], object] | None,
+) -> tuple[bool, bool]:
+    """SIGTERM (and SIGCONT) what :func:`_find` finds, up to ``grace_s`` for it to go, then
+    SIGKILL rounds until a scan finds nothing. Returns (SIGKILL was needed, the last scan
+    found nothing)."""
     deadline = time.monotonic() + max(grace_s, 0.0)
     signalled: set[int] = set()
-    pids = procfs.find(entry, pgid=pgid, skip=frozenset(children.others(marker)))
+    pids = _find(entry, pgid, frozenset(skip()))
     while pids:
         for pid in pids:
             if pid not in signalled:
@@ -95,14 +110,57 @@ async def kill_marked(marker: str, grace_s: float, *, pgid: int | None = None) -
             break
         await asyncio.sleep(_POLL_S)
         reap_orphans()
-        pids = procfs.find(entry, pgid=pgid, skip=children.others(marker))
+        pids = _find(entry, pgid, skip())
+    if not pids:
+        return False, True
+    if on_kill is not None:
+        on_kill()
     kill_deadline = time.monotonic() + KILL_LIMIT_S
-    while pids and time.monotonic() < kill_deadline:
-        if not _kill_round(entry, pgid, children.others(marker)):
-            pids = []
-            break
+    while time.monotonic() < kill_deadline:
+        if not _kill_round(entry, pgid, skip()):
+            return True, True
         await asyncio.sleep(0.01)
         reap_orphans()
+    return True, False
+
+
+async def kill_group(
+    pgid: int, grace_s: float, *, on_kill: Callable[[], object] | None = None
+) -> bool:
+    """SIGTERM every live process of group ``pgid``, SIGKILL what is left after ``grace_s``.
+
+    The marker-less :func:`kill_marked`: for a process spawned without a job marker, whose
+    tree is its group. ``on_kill()`` is called before the SIGKILL, if one is needed. Zombie
+    orphans are reaped along the way. Returns True when SIGKILL was needed.
+    """
+    killed, _ = await _terminate(None, grace_s, pgid, tuple, on_kill)
     reap_orphans()
-    if not pids and spawns and markers.spawns_of(marker) == spawns and procfs.last_find_certain:
+    return killed
+
+
+async def kill_marked(
+    marker: str,
+    grace_s: float,
+    *,
+    pgid: int | None = None,
+    on_kill: Callable[[], object] | None = None,
+) -> bool:
+    """SIGTERM every process marked ``marker`` (and in group ``pgid``), then SIGKILL.
+
+    Processes get up to ``grace_s`` seconds to exit after SIGTERM (new ones appearing in the
+    meantime are sent SIGTERM too). The SIGKILL phase repeats until a scan finds nothing,
+    since a process may fork while being killed; ``on_kill()`` is called before it, if it
+    is needed. Zombie orphans are reaped along the way. A marker found clean and not
+    spawned with since is not scanned again (see :mod:`.markers`). Returns True when
+    SIGKILL was needed.
+    """
+    spawns = markers.spawns_of(marker)
+    if markers.known_clean(marker, pgid):
+        reap_orphans()
+        return False
+    entry = markers.marker_entry(marker)
+    killed, clean = await _terminate(entry, grace_s, pgid, lambda: children.others(marker), on_kill)
+    reap_orphans()
+    if clean and spawns and markers.spawns_of(marker) == spawns and procfs.last_find_certain:
         markers.note_clean(marker, spawns, pgid)  # only markers spawn() sets: see .markers
+    return killed

@@ -82,6 +82,19 @@ def group_running(pgid: int) -> bool:
     return False
 
 
+def group_members(pgid: int) -> list[int]:
+    """Live pids (never our own) of process group ``pgid``; zombies do not count."""
+    if not group_exists(pgid):
+        return []  # one kill(0) instead of a stat() read per process
+    me = os.getpid()
+    found: list[int] = []
+    for pid in _pids():
+        info = stat(pid)
+        if pid != me and info is not None and info[2] == pgid and info[0] not in ("Z", "X"):
+            found.append(pid)
+    return found
+
+
 def group_exists(pgid: int) -> bool:
     """Whether any process (a zombie included) is in process group ``pgid``: one kill(0)."""
     try:

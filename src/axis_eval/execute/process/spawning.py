@@ -3,6 +3,11 @@
 The only module of the package that starts processes (and so imports ``subprocess``). Every
 agent runs in its own session and process group (``start_new_session``) with the job marker
 in its environment (:mod:`.markers`); :meth:`AgentProcess.stop` ends its whole tree.
+
+A task runner's processes differ in three options of :class:`ProcessSpec`, each defaulting to
+the agent's way: no job marker (its tree is its process group; the task's environment stays
+exactly as specified), a new group in the caller's session (``new_session=False``), and the
+caller's stdio or stderr merged into stdout (``stdio``).
 """
 
 from __future__ import annotations
@@ -13,10 +18,16 @@ import os
 import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Literal, Protocol
 
 from axis_eval.execute.process import children, markers
-from axis_eval.execute.process.kill import KILL_LIMIT_S, kill_marked, kill_marked_now, signal_group
+from axis_eval.execute.process.kill import (
+    KILL_LIMIT_S,
+    kill_group,
+    kill_marked,
+    kill_marked_now,
+    signal_group,
+)
 from axis_eval.execute.process.markers import MARKER_KEY
 from axis_eval.execute.process.reaping import reap_orphans
 
@@ -28,6 +39,7 @@ __all__ = [
     "ProcessSpec",
     "SpawnFailed",
     "Spawner",
+    "Stdio",
     "exec_in_session",
     "spawn",
 ]
@@ -39,7 +51,20 @@ PIPE_DRAIN_S = 1.0
 
 
 class SpawnFailed(Exception):
-    """The agent could not be started (missing binary, no permission, bad directory)."""
+    """The agent could not be started (missing binary, no permission, bad directory).
+
+    Raised from the :class:`OSError` (its ``__cause__``); ``exit_code`` is the shell's code
+    for the failure: 127 when the program was not found, 126 otherwise.
+    """
+
+    def __init__(self, message: str, exit_code: int = 126) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+Stdio = Literal["pipes", "merged", "inherit"]
+"""``pipes``: stdout and stderr each to a pipe; ``merged``: stderr into the stdout pipe;
+``inherit``: stdin, stdout and stderr are the caller's. A stream not piped reads as empty."""
 
 
 @dataclass(frozen=True)
@@ -49,25 +74,35 @@ class ProcessSpec:
     argv: list[str]
     cwd: str
     env: dict[str, str]
-    marker: str
-    """``<run_token>/<job_id>``."""
+    marker: str | None
+    """``<run_token>/<job_id>``. None: no marker is set, and the process's tree is its
+    process group alone (what :meth:`AgentProcess.stop` ends)."""
     stdin_data: bytes | None = None
     """Written to stdin, which is then closed; None means stdin is /dev/null."""
     stdin_pipe: bool = False
     """Keep stdin open as a pipe the caller writes to (:attr:`AgentProcess.stdin`), e.g. for
     JSON-RPC over stdio. Cannot be combined with ``stdin_data``."""
+    new_session: bool = True
+    """False: lead a new process group in the caller's session instead of a new session
+    (a task runner's command stays in the runner's session, as upstream starts it)."""
+    stdio: Stdio = "pipes"
+    """Where the output goes (see :data:`Stdio`); ``inherit`` excludes both stdin options."""
 
 
 class ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
     """Stream protocol that reports the process exit without waiting for the pipes, and
     keeps the child registered in :mod:`.children` until asyncio has reaped it."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, marker: str | None) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, marker: str | None, stdio: Stdio = "pipes"
+    ) -> None:
         super().__init__(limit=STREAM_LIMIT, loop=loop)
         self.marker = marker
         self.exited = asyncio.Event()
         self.pipes_closed = asyncio.Event()
-        self._open_pipes = {1, 2}
+        self._open_pipes = {"pipes": {1, 2}, "merged": {1}, "inherit": set()}[stdio]
+        if not self._open_pipes:
+            self.pipes_closed.set()
         self.pid = 0
         self.on_exit: list[Callable[[], object]] = []
 
@@ -92,27 +127,50 @@ class ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
 
 
 async def exec_in_session(
-    argv: list[str], *, cwd: str | None, env: dict[str, str], stdin_pipe: bool, marker: str | None
+    argv: list[str],
+    *,
+    cwd: str | None,
+    env: dict[str, str],
+    stdin_pipe: bool,
+    marker: str | None,
+    new_session: bool = True,
+    stdio: Stdio = "pipes",
 ) -> tuple[asyncio.SubprocessTransport, ChildProtocol]:
-    """Start ``argv`` in a new session with piped stdout and stderr (stdin: a pipe, or
-    /dev/null). Raises :class:`OSError` when it cannot be started."""
+    """Start ``argv`` in a new session (or only a new process group) with piped stdout and
+    stderr (stdin: a pipe, or /dev/null), or with the ``stdio`` asked for. Raises
+    :class:`OSError` when it cannot be started."""
     loop = asyncio.get_running_loop()
+    inherit = stdio == "inherit"
+    stdin = None if inherit else subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
+    stderr = {"pipes": subprocess.PIPE, "merged": subprocess.STDOUT, "inherit": None}[stdio]
     with children.spawning():  # until connection_made has registered the pid
         return await loop.subprocess_exec(
-            lambda: ChildProtocol(loop, marker),
+            lambda: ChildProtocol(loop, marker, stdio),
             *argv,
-            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdin=stdin,
+            stdout=None if inherit else subprocess.PIPE,
+            stderr=stderr,
             cwd=cwd,
             env=env,
-            start_new_session=True,
+            start_new_session=new_session,
+            process_group=None if new_session else 0,
         )
+
+
+def _empty_reader() -> asyncio.StreamReader:
+    reader = asyncio.StreamReader()
+    reader.feed_eof()
+    return reader
 
 
 class ManagedProcess(Protocol):
     """The seam's handle: what a spawner (this package's :func:`spawn`, or a sandbox that
-    wraps it) returns. :class:`AgentProcess` is the local implementation."""
+    wraps it) returns. :class:`AgentProcess` is the local implementation.
+
+    Exactly what the supervisor (:mod:`axis_eval.execute.supervise`) uses, so a backend
+    implements no more; each member means what it means on :class:`AgentProcess` (``stdin``
+    is an open pipe only with ``stdin_pipe=True``; ``stop`` ends the whole tree, idempotent).
+    """
 
     @property
     def stdout(self) -> asyncio.StreamReader: ...
@@ -126,7 +184,6 @@ class ManagedProcess(Protocol):
     def exited(self) -> bool: ...
     def add_exit_callback(self, callback: Callable[[], object]) -> None: ...
     async def wait(self) -> int: ...
-    def signal(self, sig: int) -> None: ...
     async def stop(self, grace_s: float = 5.0) -> None: ...
 
 
@@ -140,14 +197,13 @@ class AgentProcess:
     """
 
     def __init__(
-        self, transport: asyncio.SubprocessTransport, protocol: ChildProtocol, marker: str
+        self, transport: asyncio.SubprocessTransport, protocol: ChildProtocol, marker: str | None
     ) -> None:
-        assert protocol.stdout is not None and protocol.stderr is not None
         self.pid: int = transport.get_pid()
-        self.pgid: int = self.pid  # start_new_session: the agent leads its group
+        self.pgid: int = self.pid  # a new session or group: the agent leads its group
         self.marker = marker
-        self.stdout: asyncio.StreamReader = protocol.stdout
-        self.stderr: asyncio.StreamReader = protocol.stderr
+        self.stdout: asyncio.StreamReader = protocol.stdout or _empty_reader()
+        self.stderr: asyncio.StreamReader = protocol.stderr or _empty_reader()
         self.stdin: asyncio.StreamWriter | None = None
         """The agent's stdin when spawned with ``stdin_pipe=True``; close it to send EOF."""
         self._transport = transport
@@ -195,13 +251,17 @@ class AgentProcess:
         if not self.exited:
             signal_group(self.pgid, sig)
 
-    async def stop(self, grace_s: float = 5.0) -> None:
+    async def stop(
+        self, grace_s: float = 5.0, *, on_kill: Callable[[], object] | None = None
+    ) -> None:
         """SIGTERM the group and marked processes, SIGKILL what is left after ``grace_s``.
 
         Idempotent and safe after the agent exited. On return no process with this job's
-        marker is running, orphaned zombies are reaped and the output pipes are closed
-        (after up to a second for the tail of the output to arrive). If the calling task is
-        cancelled meanwhile, everything is SIGKILLed at once before the cancellation goes on.
+        marker (or, spawned without one, in its group) is running, orphaned zombies are
+        reaped and the output pipes are closed (after up to a second for the tail of the
+        output to arrive). ``on_kill()`` is called before the SIGKILL, if one is needed. If
+        the calling task is cancelled meanwhile, everything is SIGKILLed at once before the
+        cancellation goes on.
         """
         async with self._lock:
             if self._stopped:
@@ -209,7 +269,10 @@ class AgentProcess:
             try:
                 if self._feeder is not None:
                     self._feeder.cancel()
-                await kill_marked(self.marker, grace_s, pgid=self.pgid)
+                if self.marker is None:
+                    await kill_group(self.pgid, grace_s, on_kill=on_kill)
+                else:
+                    await kill_marked(self.marker, grace_s, pgid=self.pgid, on_kill=on_kill)
                 # Usually both have happened already: wait_for() would cost a task and a timer.
                 if not self._protocol.exited.is_set():
                     with contextlib.suppress(TimeoutError):
@@ -244,7 +307,9 @@ class AgentProcess:
 
 
 Spawner = Callable[[ProcessSpec], Awaitable[ManagedProcess]]
-"""Starts a :class:`ProcessSpec`: :func:`spawn` here; a sandbox backend provides its own."""
+"""Starts a :class:`ProcessSpec`: :func:`spawn` here; a sandbox backend provides its own
+(``RunControl.spawner``, ``JobContext.spawner``). It raises :class:`SpawnFailed` when the
+program cannot start."""
 
 
 async def _feed(writer: asyncio.StreamWriter, data: bytes) -> None:
@@ -261,7 +326,7 @@ def _spawn_error(exc: OSError, argv: list[str], cwd: str) -> SpawnFailed:
     if exc.filename is not None and os.fsdecode(exc.filename) == cwd:
         return SpawnFailed(f"cannot use working directory {cwd}: {exc.strerror}")
     if isinstance(exc, FileNotFoundError):
-        return SpawnFailed(f"command not found: {argv[0]}")
+        return SpawnFailed(f"command not found: {argv[0]}", 127)
     if isinstance(exc, PermissionError):
         return SpawnFailed(f"permission denied: {argv[0]}")
     return SpawnFailed(f"cannot start {argv[0]}: {exc.strerror or exc}")
@@ -274,16 +339,26 @@ async def spawn(spec: ProcessSpec) -> AgentProcess:
     """
     if not spec.argv:
         raise ValueError("argv is empty")
-    if not spec.marker or "\0" in spec.marker:
+    if spec.marker is not None and (not spec.marker or "\0" in spec.marker):
         raise ValueError(f"bad job marker {spec.marker!r}")
     if spec.stdin_pipe and spec.stdin_data is not None:
         raise ValueError("stdin_pipe and stdin_data cannot be combined")
-    env = {**spec.env, MARKER_KEY: spec.marker}
-    markers.count_spawn(spec.marker)  # before the process exists
     piped = spec.stdin_data is not None or spec.stdin_pipe
+    if piped and spec.stdio == "inherit":
+        raise ValueError("an inherited stdin cannot be fed or piped")
+    env = dict(spec.env)
+    if spec.marker is not None:
+        env[MARKER_KEY] = spec.marker
+        markers.count_spawn(spec.marker)  # before the process exists
     try:
         transport, protocol = await exec_in_session(
-            spec.argv, cwd=spec.cwd, env=env, stdin_pipe=piped, marker=spec.marker
+            spec.argv,
+            cwd=spec.cwd,
+            env=env,
+            stdin_pipe=piped,
+            marker=spec.marker,
+            new_session=spec.new_session,
+            stdio=spec.stdio,
         )
     except OSError as exc:
         raise _spawn_error(exc, spec.argv, spec.cwd) from exc
@@ -295,7 +370,3 @@ async def spawn(spec: ProcessSpec) -> AgentProcess:
             _feed(protocol.stdin, spec.stdin_data)
         )
     return proc
-
-
-if TYPE_CHECKING:
-    _LOCAL: Spawner = spawn  # mypy checks that AgentProcess is a ManagedProcess
