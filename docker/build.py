@@ -1,6 +1,6 @@
 """Build the ax-task-runner image with no registry pull, and run a private Docker daemon.
 
-Used by `make build-task-runner`, by tests/runner_image and by bench/runner.py.
+Used by `make build-task-runner`, by tests/task_runner/image and by bench/runner.py.
 
 * The base image is a `debootstrap --variant=minbase` Debian bookworm rootfs (Python 3,
   python3-venv, git, CA certificates) fed to `docker import`. The rootfs tarball is cached

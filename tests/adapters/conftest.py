@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_runs import MakeInput, input_maker, new_control
 from axis_eval.execute.supervise import RunControl
+from helpers.agent_runs import MakeInput, input_maker, new_control
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from agent_runs import AGENTS, PY, MakeInput, agent_argv
 from axis_eval.adapters.base import AdapterConfigError, resolve_argv_prefix
 from axis_eval.adapters.declarative import declarative_adapter
 from axis_eval.config.models import DeclarativeAdapter
 from axis_eval.execute.supervise import RunControl, run_agent
+from helpers.agent_runs import AGENTS, PY, MakeInput, agent_argv
 
 
 def spec(**fields: object) -> DeclarativeAdapter:

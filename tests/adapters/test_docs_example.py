@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent_runs import MakeInput, agent_argv
 from axis_eval.adapters.loader import load_adapter
 from axis_eval.adapters.registry import CustomAdapterRef
 from axis_eval.execute.supervise import RunControl, run_agent
+from helpers.agent_runs import MakeInput, agent_argv
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "adapters.md"
 

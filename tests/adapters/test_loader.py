@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from agent_runs import MakeInput
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.adapters.builtins import BUILTINS
 from axis_eval.adapters.loader import AdapterLoadError, load_adapter
@@ -16,6 +15,7 @@ from axis_eval.adapters.registry import CustomAdapterRef
 from axis_eval.config.models import DeclarativeAdapter
 from axis_eval.errors import EXIT_USAGE
 from axis_eval.execute.supervise import RunControl, run_agent
+from helpers.agent_runs import MakeInput
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -1,4 +1,4 @@
-"""A scriptable test agent for the end-to-end run tests (tests/e2e_run).
+"""A scriptable test agent for the end-to-end run tests (tests/pipeline).
 
 Usage: ``run_agent.py MODE[:PARAM] [PROMPT]``. Without PROMPT on the command line the
 prompt is read from stdin. Output is axis-eval's normalized NDJSON events (docs/events.md),

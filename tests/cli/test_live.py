@@ -6,11 +6,14 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from axis_eval import load_config, plan
 from axis_eval.cli.live import MAX_ROWS, LiveDisplay, PlainDisplay
 from axis_eval.execute.models import JobOutcome
+
+pytestmark = pytest.mark.slow  # drives the live view on a real terminal
 
 
 def _plan(tmp_path: Path, make_project: Any, n: int) -> Any:

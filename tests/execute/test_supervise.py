@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from agent_runs import AGENTS, PY, RUN_TOKEN, MakeInput, agent_argv, input_maker, new_control
 from axis_eval._types import ErrorKind, TokenUsage
 from axis_eval.adapters.base import (
     AdapterInput,
@@ -38,6 +37,15 @@ from axis_eval.execute.supervise import (
     time_limit_message,
 )
 from axis_eval.planning.models import AgentSpec, JobSpec
+from helpers.agent_runs import (
+    AGENTS,
+    PY,
+    RUN_TOKEN,
+    MakeInput,
+    agent_argv,
+    input_maker,
+    new_control,
+)
 
 
 @pytest.fixture

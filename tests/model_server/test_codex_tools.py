@@ -20,7 +20,7 @@ from axis_model_server.tools import code_call
 from axis_model_server.wire.openai_responses import parse as parse_responses
 
 from ._client import DRIVERS, post, sse_events
-from .conftest import serve
+from .helpers import serve
 
 TAPE = """
 version: 1

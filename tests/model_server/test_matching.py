@@ -8,7 +8,7 @@ from typing import Any
 from axis_model_server import ScriptedModelServer
 
 from ._client import DRIVERS, post, shell_tool
-from .conftest import CMD, PROMPT, serve
+from .helpers import CMD, PROMPT, serve
 
 TOOLS = [shell_tool("Bash"), shell_tool("Read", "file_path")]
 

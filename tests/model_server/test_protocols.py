@@ -7,7 +7,7 @@ import pytest
 from axis_model_server import ScriptedModelServer
 
 from ._client import DRIVERS, post, shell_tool, sse_events
-from .conftest import CMD, PROMPT
+from .helpers import CMD, PROMPT
 
 # (driver, the shell tool that agent offers, the argument key its schema uses)
 AGENTS = [

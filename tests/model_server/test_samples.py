@@ -11,7 +11,7 @@ import pytest
 from axis_model_server import ScriptedModelServer
 
 from ._client import DRIVERS, load_samples, post
-from .conftest import CMD, serve
+from .helpers import CMD, serve
 
 
 def _posts(name: str) -> list[dict[str, Any]]:

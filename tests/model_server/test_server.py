@@ -14,7 +14,7 @@ import pytest
 from axis_model_server import ScriptedModelServer, Tape, load_tape
 
 from ._client import DRIVERS, post, request, shell_tool
-from .conftest import PROMPT
+from .helpers import PROMPT
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tapes" / "hello.yaml"
 

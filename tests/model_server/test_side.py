@@ -8,7 +8,7 @@ import json
 from axis_model_server import ScriptedModelServer
 
 from ._client import DRIVERS, post, shell_tool
-from .conftest import CMD, PROMPT
+from .helpers import CMD, PROMPT
 
 SCHEMA = {
     "type": "object",

@@ -12,7 +12,7 @@ import pytest
 from axis_model_server import ScriptedModelServer
 
 from ._client import DRIVERS, Call, post
-from .conftest import serve
+from .helpers import serve
 
 TAPE = """
 version: 1

@@ -10,7 +10,7 @@ from axis_model_server.script import Reply
 from axis_model_server.wire import gemini, openai_chat, openai_responses
 
 from ._client import DRIVERS, post, shell_tool
-from .conftest import CMD, PROMPT
+from .helpers import CMD, PROMPT
 
 
 def _conversation(server: ScriptedModelServer, kind: str, stream: bool) -> list[tuple[int, int]]:

@@ -1,0 +1,101 @@
+"""What an agent sees: a built environment, its own HOME/TMPDIR, folders removed after."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .helpers import (
+    base_environ,
+    ndjson_adapter,
+    pids_file,
+    read_json,
+    run_api,
+    runs_by_scenario,
+    scenario,
+    write_project,
+)
+
+pytestmark = pytest.mark.slow  # runs `axis run` end to end as a subprocess
+
+CANARY = "canary-value-that-must-not-leak-5f1e"
+
+
+async def test_environment_and_folders_of_a_job(tmp_path: Path, e2e_dir: Path) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        adapters={"envdump": ndjson_adapter("env")},
+        scenarios={"look": scenario()},
+        env=["E2E_DIR", "E2E_ALLOWED", "E2E_API_KEY"],
+        artifacts=["env.json"],
+    )
+    environ = base_environ(
+        E2E_DIR=str(e2e_dir),
+        E2E_ALLOWED="yes-allowed",
+        E2E_API_KEY="sk-e2e-secret-0042",
+        AXIS_CANARY_SECRET=CANARY,
+        HOME="/root/parent-home",
+        TMPDIR=str(tmp_path),
+        XDG_CONFIG_HOME="/parent/xdg",
+        CLAUDE_CONFIG_DIR="/parent/claude",
+        PYTHONPATH="/parent/pythonpath",
+    )
+    outcome = await run_api(root, environ)
+    manifest = read_json(outcome.report_dir / "report.json")
+    run = runs_by_scenario(manifest)["look"]
+    assert run["status"] == "completed", run
+
+    dump = read_json(pids_file(e2e_dir, "look").with_name("env-look.json"))
+    env: dict[str, str] = dump["env"]
+    cwd = Path(dump["cwd"])
+    job_root = cwd.parent
+
+    # The parent's canary (and everything else not allowed by name) is absent.
+    assert "AXIS_CANARY_SECRET" not in env
+    assert all(CANARY not in v for v in env.values())
+    for name in ("XDG_CONFIG_HOME", "PYTHONPATH"):
+        assert name not in env
+    # Names the config lists are passed through.
+    assert env["E2E_ALLOWED"] == "yes-allowed"
+    assert env["E2E_API_KEY"] == "sk-e2e-secret-0042"
+    assert env["PATH"] == environ["PATH"]
+
+    # HOME is a sibling of the workspace; TMPDIR is inside the job folder; the agent
+    # config dirs live inside HOME (never the parent's).
+    home = Path(env["HOME"])
+    assert cwd.name == "work"
+    assert home != cwd and home.parent == job_root
+    assert not home.is_relative_to(cwd)
+    tmpdir = Path(env["TMPDIR"])
+    assert tmpdir.is_relative_to(job_root) and tmpdir != cwd
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"):
+        assert Path(env[name]).is_relative_to(home), (name, env[name])
+
+    assert env["AXIS_CONFIG_DIR"] == str(root)
+    assert env["AXIS_SCENARIO"] == "look"
+    assert env["AXIS_AGENT"] == "envdump"
+    assert (env["AXIS_RUN_INDEX"], env["AXIS_RUN_COUNT"]) == ("1", "1")
+    assert "AXIS_OUTPUT" not in env
+
+    allowed = {
+        *("PATH", "USER", "SHELL", "LANG", "TERM", "HOME", "TMPDIR"),
+        *("E2E_DIR", "E2E_ALLOWED", "E2E_API_KEY"),
+        *("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"),
+        *("AXIS_CONFIG_DIR", "AXIS_SCENARIO", "AXIS_AGENT", "AXIS_AGENT_NAME"),
+        *("AXIS_RUN_INDEX", "AXIS_RUN_COUNT", "AXIS_JOB_MARKER"),
+        "LC_CTYPE",  # Python's own C-locale coercion may add it in the agent
+    }
+    assert set(env) <= allowed, sorted(set(env) - allowed)
+
+    # The job folder is gone after the run.
+    assert not job_root.exists()
+
+    # The dump came back as an artifact; secret-looking passed values are redacted in it,
+    # and nothing of the canary reached the report.
+    art = next(a for a in run["artifacts"] if a["path"] == "env.json")
+    assert "sk-e2e-secret-0042" not in art["content"]
+    assert json.loads(art["content"])["env"]["E2E_API_KEY"] == "[REDACTED]"
+    for path in outcome.report_dir.rglob("*.json"):
+        assert CANARY not in path.read_text(), path
