@@ -144,8 +144,9 @@ RESULT_JS = """(kind) => window.__axisBench.done.then((r) => {
 
 
 def _browser_helpers() -> ModuleType:
-    """tests/report/html/conftest.py: the same launch flags as the browser tests."""
-    path = REPO / "tests" / "report" / "html" / "conftest.py"
+    """tests/report/html/helpers.py: the same launch flags as the browser tests."""
+    sys.path.insert(0, str(REPO / "tests"))  # it imports the tests' shared helpers
+    path = REPO / "tests" / "report" / "html" / "helpers.py"
     spec = importlib.util.spec_from_file_location("axis_report_html_browser", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -10,8 +10,8 @@ only when opened. See docs/reports.md, "HTML report".
 The modules: ``_page`` (the two functions), ``_summary`` (the static part), ``_payload``
 (the lazy parts, as data), ``_charts`` (SVG geometry) and ``_markup`` (templates whose every
 slot escapes: the one way markup is made); the markup itself is in ``assets/``.
-This package root imports none of them up front (its modules import each other through it,
-so an eager import here would be a cycle): the two names load on first use.
+This package root imports none of them up front: importing any of its modules runs this file
+first, so an eager import here would be an import cycle. The two names load on first use.
 """
 
 from __future__ import annotations

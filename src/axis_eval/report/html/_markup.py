@@ -17,10 +17,11 @@ Each ``{{name}}`` slot escapes for its context, which the loader works out once 
   U+2029 as ``\\uXXXX``), so no data can close the element or open a comment.
 
 ``None`` in a slot is an error, not empty text (the page script's ``null`` bug, made
-impossible here); a list of fragments is joined with line breaks. A file holds several named
-fragments, each introduced by a line ``{# name #}`` (text before the first one is a comment);
-a fragment's lines lose their leading indentation and blank lines around it are dropped (a
-line break is a space to HTML, so keep inline content on one line).
+impossible here); a list of fragments is joined with nothing between. A file holds several
+named fragments, each introduced by a line ``{# name #}`` (text before the first one is a
+comment); a fragment's lines lose their leading indentation, blank lines around it are
+dropped, and a line ending in ``\\`` continues on the next without a line break (a line
+break is a space to HTML, and one between table cells is a text node per cell).
 
 Chosen over jinja2 (which the issue allowed as the alternative): importing jinja2 and
 compiling its templates would add to every ``axis run``'s fixed cost, since the run writes
@@ -80,7 +81,7 @@ def escape(value: object) -> str:
     if isinstance(value, str):  # a str subclass other than Markup (a StrEnum): text
         return html.escape(str(value), quote=True)
     if isinstance(value, list | tuple):
-        return "\n".join([escape(v) for v in value])
+        return "".join([escape(v) for v in value])
     raise TypeError(f"cannot put {type(value).__name__} into the page: {value!r}")
 
 
@@ -202,7 +203,7 @@ def fragments(file: str) -> dict[str, Template]:
         elif current is not None:
             current.append(line.lstrip())
     return {
-        name: Template(f"{file}#{name}", "\n".join(lines).strip("\n"))
+        name: Template(f"{file}#{name}", "\n".join(lines).strip("\n").replace("\\\n", ""))
         for name, lines in found.items()
     }
 

@@ -27,7 +27,9 @@ from axis_eval.report.html import render_html, write_html
 
 from ._hostile import HOSTILE, Hostile, hostile_report
 from ._project import Reports, axis, shared_reports
-from .conftest import OpenReport
+from .helpers import OpenReport
+
+pytestmark = pytest.mark.slow  # drives headless Chromium through Playwright
 
 PAGE_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "dl", "dt", "dd",

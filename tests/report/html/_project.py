@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SRC = REPO / "src"
 
 HOSTILE = "</script><img src=x onerror=alert(1)><!--"

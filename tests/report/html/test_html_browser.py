@@ -13,7 +13,9 @@ import pytest
 from axis_eval.report.html import write_html
 
 from ._project import REPO, Reports, expected_cells, shared_reports
-from .conftest import OpenedPage, OpenReport
+from .helpers import OpenedPage, OpenReport
+
+pytestmark = pytest.mark.slow  # drives headless Chromium through Playwright
 
 FIELDS = ("axisScore", "goalAchievement", "environment", "service", "agent")
 

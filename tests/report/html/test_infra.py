@@ -26,7 +26,7 @@ from axis_eval.scoring.models import JudgeVerdicts
 from axis_eval.transcript.models import Transcript
 from axis_eval.transcript.sparse_index import build_sparse_index
 
-from .conftest import (
+from .helpers import (
     OUR_DISABLED_FEATURES,
     QUIET_FLAGS,
     OpenedPage,
