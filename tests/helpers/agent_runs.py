@@ -16,7 +16,7 @@ from axis_eval.execute.supervise import RunControl
 from axis_eval.planning.models import AgentSpec
 
 PY = sys.executable
-AGENTS = Path(__file__).resolve().parent / "agents"
+AGENTS = Path(__file__).resolve().parents[1] / "agents"  # tests/agents: the scripted agents
 RUN_TOKEN = new_run_token()
 _jobs = itertools.count(1)
 
