@@ -8,37 +8,44 @@ the library inside their functions, so ``axis --version`` and ``axis --help`` st
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from axis_eval._version import __version__
 from axis_eval.cli import import_gc
-from axis_eval.cli.agents import agents_group
-from axis_eval.cli.baseline import baseline_group
-from axis_eval.cli.init import init_command
-from axis_eval.cli.model_server import model_server_command
-from axis_eval.cli.reports import reports_command
-from axis_eval.cli.run import run_command
-from axis_eval.cli.schema import schema_command
-from axis_eval.cli.score import score_command
+
+COMMANDS = {
+    "run": ("axis_eval.cli.run", "run_command"),
+    "schema": ("axis_eval.cli.schema", "schema_command"),
+    "init": ("axis_eval.cli.init", "init_command"),
+    "score": ("axis_eval.cli.score", "score_command"),
+    "reports": ("axis_eval.cli.reports", "reports_command"),
+    "agents": ("axis_eval.cli.agents", "agents_group"),
+    "model-server": ("axis_eval.cli.model_server", "model_server_command"),
+    "baseline": ("axis_eval.cli.baseline", "baseline_group"),
+}
+"""Each command's module: imported only when that command runs (or ``--help`` lists them),
+so ``axis run`` does not load the modules of the seven other commands."""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        home = COMMANDS.get(cmd_name)
+        if home is None:
+            return None
+        command = getattr(importlib.import_module(home[0]), home[1])
+        assert isinstance(command, click.Command) and command.name == cmd_name
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="axis")
 def cli() -> None:
     """axis-eval: run AI coding agents on scenarios and score them (AXIS)."""
-
-
-for _command in (
-    run_command,
-    schema_command,
-    init_command,
-    score_command,
-    reports_command,
-    agents_group,
-    model_server_command,
-    baseline_group,
-):
-    cli.add_command(_command)
 
 
 def main() -> None:
