@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 import click
 
 from axis_eval.cli._common import warn
-from axis_eval.cli.baseline import compare_after_run, comparison_lines, load_for_run
 from axis_eval.errors import AxisError, UsageError
 
 if TYPE_CHECKING:
@@ -54,6 +53,8 @@ class CiFlags:
     def load_baseline(self, config_dir: str) -> None:
         """Raises AxisError for a missing or bad baseline, before the run."""
         if self.baseline_name is not None and not self.no_score:
+            from axis_eval.cli.baseline import load_for_run  # only with --compare-baseline
+
             self.baseline = load_for_run(config_dir, self.baseline_name)
 
     def finish(self, outcome: RunOutcome, as_json: bool) -> int:
@@ -74,6 +75,8 @@ class CiFlags:
         comparison = None
         if self.baseline is not None:
             try:
+                from axis_eval.cli.baseline import compare_after_run
+
                 comparison = compare_after_run(self.baseline, manifest, outcome.report_dir)
             except AxisError as error:
                 errors.append(error)
@@ -82,6 +85,8 @@ class CiFlags:
         if not as_json:
             click.echo(render_run_summary(result), err=True)
         if comparison is not None:
+            from axis_eval.cli.baseline import comparison_lines
+
             click.echo("", err=True)
             click.echo("\n".join(comparison_lines(comparison)), err=True)
         below = below_min_lines(result)

@@ -141,11 +141,13 @@ def _context(before: str, where: str) -> Callable[[object], str]:
 class Template:
     """One fragment: literal text and the slots between, each with its escaper.
 
-    The fragment is compiled once into a function that joins the literals and the escaped
-    values in one call (the charts render thousands of small fragments per report).
+    Its slots are checked when it loads; it is compiled into a function that joins the
+    literals and the escaped values in one call (the charts render thousands of small
+    fragments per report) on its first render, so a small report pays only for the
+    fragments it uses.
     """
 
-    __slots__ = ("_count", "_fill", "name")
+    __slots__ = ("_count", "_fill", "_namespace", "_source", "name")
 
     def __init__(self, name: str, text: str) -> None:
         self.name = name
@@ -168,16 +170,22 @@ class Template:
             position = match.end()
         namespace["T"] = text[position:]
         pieces.append("T")
-        exec(f"def fill(v):\n    return ''.join(({', '.join(pieces)},))", namespace)
-        self._fill: Callable[[Mapping[str, object]], str] = namespace["fill"]  # type: ignore[assignment]
+        self._source = f"def fill(v):\n    return ''.join(({', '.join(pieces)},))"
+        self._namespace = namespace
+        self._fill: Callable[[Mapping[str, object]], str] | None = None
         self._count = len(names)
+
+    def _compiled(self) -> Callable[[Mapping[str, object]], str]:
+        exec(self._source, self._namespace)
+        self._fill = fill = self._namespace["fill"]  # type: ignore[assignment]
+        return fill  # type: ignore[return-value]
 
     def render(self, values: Mapping[str, object] | None = None, /, **more: object) -> Markup:
         """The fragment with every slot filled; a missing or unknown name is an error."""
         given = {**values, **more} if values is not None and more else values or more
         try:
             if len(given) == self._count:  # as many names as slots, and none missing below
-                return Markup(self._fill(given))
+                return Markup((self._fill or self._compiled())(given))
         except KeyError as missing:
             raise KeyError(f"template {self.name}: no value for {missing}") from None
         raise KeyError(f"template {self.name}: {len(given)} values for {self._count} slots")
