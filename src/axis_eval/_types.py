@@ -24,6 +24,7 @@ __all__ = [
     "OutputModel",
     "ReportState",
     "TokenUsage",
+    "WorkspaceFile",
     "camel",
     "round_half_up",
 ]
@@ -64,6 +65,17 @@ class TokenUsage(OutputModel):
             cache_read_input=self.cache_read_input + other.cache_read_input,
             cache_write_input=self.cache_write_input + other.cache_write_input,
         )
+
+
+class WorkspaceFile(OutputModel):
+    """A file collected from a job's workspace: the job's copy (``CollectedArtifact``) and the
+    report's entry (``ArtifactEntry``) both start with these fields. It is here, not in either
+    stage, so that reading a report does not load the job's models (and the config's)."""
+
+    path: str
+    """Path inside the workspace."""
+    size_bytes: int
+    mime_type: str
 
 
 JobStatus = Literal["completed", "failed", "cancelled"]

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from axis_eval._types import ErrorKind, JobStatus, OutputModel
+from axis_eval._types import ErrorKind, JobStatus, OutputModel, WorkspaceFile
 from axis_eval._util.defaults import empty_list
 from axis_eval.planning.models import JobSpec
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
 from axis_eval.transcript.models import Transcript
-
-
-class WorkspaceFile(OutputModel):
-    """A file collected from the workspace: the job's copy of it (:class:`CollectedArtifact`)
-    and the report's (``ArtifactEntry``) both start with these fields. It lives with the
-    job's record, the lower of the two: the report's format builds on it."""
-
-    path: str
-    """Path inside the workspace."""
-    size_bytes: int
-    mime_type: str
 
 
 class CollectedArtifact(WorkspaceFile):

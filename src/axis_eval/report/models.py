@@ -11,9 +11,15 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from axis_eval._types import ErrorKind, JobStatus, OutputModel, ReportState, TokenUsage
+from axis_eval._types import (
+    ErrorKind,
+    JobStatus,
+    OutputModel,
+    ReportState,
+    TokenUsage,
+    WorkspaceFile,
+)
 from axis_eval._util.defaults import empty_list
-from axis_eval.execute.models import WorkspaceFile
 from axis_eval.scoring.models import ScoreResult
 
 SCHEMA_VERSION = 1
