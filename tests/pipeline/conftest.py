@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import (
-    Procs,
-    alive,
-    job_processes,
-)
+from helpers.processes import alive
+
+from .helpers import Procs, job_processes
 
 
 @pytest.fixture

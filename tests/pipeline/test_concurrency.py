@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import base_environ, ndjson_adapter, read_json, run_api, scenario, write_project
+from helpers.processes import read_json
+
+from .helpers import base_environ, ndjson_adapter, run_api, scenario, write_project
 
 pytestmark = pytest.mark.slow  # runs `axis run` end to end as a subprocess
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.processes import read_json
+
 from .helpers import (
     AGENT,
     REPO,
@@ -15,7 +17,6 @@ from .helpers import (
     cli_env,
     ndjson_adapter,
     only_report,
-    read_json,
     run_api,
     run_cli,
     runs_by_scenario,

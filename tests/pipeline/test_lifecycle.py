@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers.processes import read_json
+
 from .helpers import (
     base_environ,
     cli_env,
     ndjson_adapter,
-    read_json,
     report_dirs,
     run_api,
     run_cli,

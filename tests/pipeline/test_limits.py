@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.processes import read_json
+
 from .helpers import (
     base_environ,
     ndjson_adapter,
-    read_json,
     run_api,
     runs_by_scenario,
     scenario,

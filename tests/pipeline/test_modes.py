@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers.processes import read_json
+
 from .helpers import (
     agent_command,
     base_environ,
     ndjson_adapter,
     only_report,
-    read_json,
     run_api,
     scenario,
     write_project,

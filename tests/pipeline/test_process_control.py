@@ -7,21 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from helpers.processes import alive, read_json, wait_dead, wait_for
+
 from .helpers import (
     Procs,
-    alive,
     base_environ,
     cli_env,
     ndjson_adapter,
     pids_file,
-    read_json,
     report_dirs,
     run_api,
     runs_by_scenario,
     scenario,
     start_cli,
-    wait_dead,
-    wait_for,
     write_project,
 )
 

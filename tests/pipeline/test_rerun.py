@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from axis_eval.runs.store import read_manifest
+from helpers.processes import read_json, wait_for
 
 from .helpers import (
     AGENT,
@@ -19,12 +20,10 @@ from .helpers import (
     cli_env,
     launches,
     only_report,
-    read_json,
     report_dirs,
     run_cli,
     scenario,
     start_cli,
-    wait_for,
     write_project,
 )
 

@@ -22,6 +22,7 @@ from axis_eval.report.models import RunResult
 from axis_eval.runs.store import read_manifest
 from axis_eval.transcript.models import Transcript
 from axis_eval.transcript.sparse_index import build_sparse_index
+from helpers.processes import wait_for
 
 from .helpers import (
     Procs,
@@ -32,7 +33,6 @@ from .helpers import (
     run_cli,
     scenario,
     start_cli,
-    wait_for,
     write_project,
 )
 

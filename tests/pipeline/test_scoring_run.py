@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import SRC, cli_env, only_report, read_json, run_cli
+from helpers.processes import read_json
+
+from .helpers import SRC, cli_env, only_report, run_cli
 
 pytestmark = pytest.mark.slow  # runs `axis run` end to end as a subprocess
 

@@ -10,18 +10,16 @@ from typing import Any
 
 import pytest
 
+from helpers.processes import alive, read_json, wait_dead, wait_for
+
 from .helpers import (
     Procs,
-    alive,
     cli_env,
     ndjson_adapter,
     pids_file,
-    read_json,
     report_dirs,
     scenario,
     start_cli,
-    wait_dead,
-    wait_for,
     write_project,
 )
 

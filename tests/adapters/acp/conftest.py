@@ -7,9 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .helpers import (
-    alive,
-)
+from helpers.processes import alive
 
 
 @pytest.fixture

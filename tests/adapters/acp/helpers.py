@@ -6,8 +6,7 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -88,38 +87,6 @@ def start_cli(root: Path, *args: str, env: Mapping[str, str]) -> subprocess.Pope
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
-        time.sleep(0.05)
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return raw.rpartition(b")")[2].split()[0] not in (b"Z", b"X")
-
-
-def wait_dead(pids: list[int], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while any(alive(p) for p in pids):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still alive after {timeout}s: {[p for p in pids if alive(p)]}")
-        time.sleep(0.05)
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text())
 
 
 def only_report(root: Path) -> Path:

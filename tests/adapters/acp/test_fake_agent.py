@@ -8,19 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from helpers.processes import alive, read_json, wait_dead, wait_for
+
 from .helpers import (
     FAKE_ADAPTER,
-    alive,
     base_environ,
     cli_env,
     only_report,
-    read_json,
     run_api,
     runs_by_key,
     start_cli,
     tools,
-    wait_dead,
-    wait_for,
     write_project,
 )
 

@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
+from helpers.processes import read_json
+
 from .helpers import (
     agent_cli,
     base_environ,
     model_server_module,
-    read_json,
     run_api,
     runs_by_key,
     tools,
