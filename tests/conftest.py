@@ -13,11 +13,27 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, settings
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Pinned agent CLIs: the project cache `make agents` fills (unless the caller chose another).
 os.environ.setdefault("AXIS_AGENTS_DIR", str(SRC.parent / ".cache" / "agents"))
+
+# Fuzz tests (hypothesis) run a derandomized, bounded profile by default, so `make test`
+# is reproducible and fast; `HYPOTHESIS_PROFILE=long .venv/bin/pytest -m fuzz` searches far
+# wider by hand. Tests that want fewer examples than the profile set their own `settings`.
+settings.register_profile(
+    "ci", derandomize=True, max_examples=60, deadline=None, print_blob=True, database=None
+)
+settings.register_profile(
+    "long",
+    max_examples=5_000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def write_project(
