@@ -4,15 +4,18 @@ names and the one rounding rule.
 This module is the bottom of the package: it imports no stage, and every stage may import
 it (``docs/architecture.md``, enforced by ``tests/test_layering.py``). Keep it to names and
 tiny value types; anything with behaviour belongs to the stage that owns the behaviour.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here nor in the other modules of pydantic models:
+pydantic would turn each string annotation into a ``typing.ForwardRef``, which compiles it,
+and those compiles were ~3 % of a one-job ``axis run`` (``tests/test_layering.py`` keeps
+it so).
+"""
 
 import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel as _pydantic_camel
 
 __all__ = [
     "CATEGORIES",
@@ -30,19 +33,29 @@ __all__ = [
 ]
 
 
+def camel(name: str) -> str:
+    """The one snake_case → camelCase rule (pydantic's), as the on-disk names use it.
+
+    Plain lowercase words (every field name but a few) take a split and a join instead of
+    pydantic's three regular-expression passes, which every model class pays per field at
+    import; anything else (digits, odd underscores) goes to pydantic's, so the result is
+    always exactly its.
+    """
+    words = name.split("_")
+    if all(word.isalpha() and word.islower() and word.isascii() for word in words):
+        return words[0] + "".join([word.capitalize() for word in words[1:]])
+    return _pydantic_camel(name)
+
+
 class OutputModel(BaseModel):
     """Base of every file axis-eval writes: strict, camelCase on disk, documented."""
 
     model_config = ConfigDict(
         extra="forbid",
-        alias_generator=to_camel,
+        alias_generator=camel,
         populate_by_name=True,
         serialize_by_alias=True,
     )
-
-
-camel = to_camel
-"""The one snake_case → camelCase rule (pydantic's), as the on-disk names use it."""
 
 
 class TokenUsage(OutputModel):
@@ -58,7 +71,7 @@ class TokenUsage(OutputModel):
         """Input + output + cache reads, as AXIS counts them."""
         return self.input + self.output + self.cache_read_input
 
-    def __add__(self, other: TokenUsage) -> TokenUsage:
+    def __add__(self, other: "TokenUsage") -> "TokenUsage":
         return TokenUsage(
             input=self.input + other.input,
             output=self.output + other.output,
@@ -82,12 +95,21 @@ JobStatus = Literal["completed", "failed", "cancelled"]
 """How a run (job) ended. ``cancelled`` means unfinished: a later resume runs it again."""
 
 ErrorKind = Literal[
-    "setup", "spawn", "timeout", "token_limit", "run_limit", "agent", "cancelled", "internal"
+    "setup",
+    "spawn",
+    "timeout",
+    "token_limit",
+    "run_limit",
+    "output_limit",
+    "agent",
+    "cancelled",
+    "internal",
 ]
 """Why a run failed or stopped."""
 
-ReportState = Literal["running", "finished", "interrupted"]
-"""A report's state: ``running`` while jobs are under way."""
+ReportState = Literal["running", "finished", "interrupted", "crashed"]
+"""A report's state: ``running`` while jobs are under way; ``interrupted`` by a signal;
+``crashed`` when a bug ended the run (its ``error`` says what; ``--resume`` finishes both)."""
 
 Category = Literal["environment", "service", "agent"]
 """An interaction's category; an interaction may be in several."""

@@ -8,12 +8,14 @@
     ├─ PreflightError    2      a missing CLI, key or environment variable, before any spend
     ├─ ReportNotFound    1      `axis reports ID` for an id that does not exist
     ├─ JobError                 never escapes a job: kept in the job's result, with its kind
+    ├─ RunCrashed        3      a bug ended ``axis run``; its report is closed ``crashed``
     └─ Interrupted   130/143    SIGINT / SIGTERM
 
-Exceptions carry exit codes 2, 130 and 143. Outcomes (0 and 1) are computed from the
+Exceptions carry exit codes 2, 3, 130 and 143. Outcomes (0 and 1) are computed from the
 report by :func:`axis_eval.report.outcome.exit_code_for`. Only the CLI (``cli/_common.fail``)
-turns an ``AxisError`` into a message and an exit code; anything else is a bug and keeps its
-traceback.
+turns an ``AxisError`` into a message and an exit code; anything else is a bug: the CLI's
+entry point says so in one paragraph, exits 3 and writes the traceback to a file
+(``cli/_common.internal_error``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "EXIT_FAILED",
+    "EXIT_INTERNAL",
     "EXIT_OK",
     "EXIT_SIGINT",
     "EXIT_SIGTERM",
@@ -41,6 +44,8 @@ EXIT_FAILED = 1
 """A pair failed (no run of it succeeded), scenarios failed to load, or a regression."""
 EXIT_USAGE = 2
 """Bad flags, a bad config or scenario, or a failed pre-flight check."""
+EXIT_INTERNAL = 3
+"""A bug in axis-eval ended the command (an internal error, never the user's input)."""
 EXIT_SIGINT = 130
 """Interrupted by SIGINT (Ctrl-C)."""
 EXIT_SIGTERM = 143

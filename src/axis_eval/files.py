@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_chunks", "atomic_write_text"]
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 _counter = itertools.count()  # next() is atomic under the GIL: safe from worker threads
@@ -44,6 +45,18 @@ def atomic_write_bytes(
     kept for files that close a run. The file is private (0600) unless ``mode`` says
     otherwise; missing folders are created.
     """
+    atomic_write_chunks(path, (data,), durable=durable, mode=mode)
+
+
+def atomic_write_chunks(
+    path: str | Path,
+    chunks: Iterable[bytes],
+    *,
+    durable: bool = False,
+    mode: int | None = None,
+) -> None:
+    """:func:`atomic_write_bytes` of the concatenated ``chunks``, written as they come: a
+    large file (a long transcript) never has to be held whole in memory."""
     target = os.path.abspath(path)  # strings: cheaper than a Path per file
     try:
         fd, tmp = _create_temp(target)
@@ -52,9 +65,10 @@ def atomic_write_bytes(
         fd, tmp = _create_temp(target)
     try:
         try:
-            view = memoryview(data)
-            while view:  # os.write on the descriptor: no file object per write
-                view = view[os.write(fd, view) :]
+            for data in chunks:
+                view = memoryview(data)
+                while view:  # os.write on the descriptor: no file object per write
+                    view = view[os.write(fd, view) :]
             if mode is not None:
                 os.fchmod(fd, mode)
             if durable:

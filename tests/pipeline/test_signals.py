@@ -115,6 +115,9 @@ def test_second_sigint_exits_at_once(tmp_path: Path, e2e_dir: Path, procs: Procs
     assert axis.wait(timeout=5) == 130
     # Even so, the watchdog leaves no agent behind.
     wait_dead(pids, timeout=5.0)
+    # And the report does not say `running`: one last write before the exit.
+    manifest = read_json(report_dirs(root)[0] / "report.json")
+    assert manifest["state"] == "interrupted" and manifest["exitCode"] == 130
 
 
 def test_report_files_are_whole_after_a_sigkill(

@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from axis_eval import files as util_files
-from axis_eval.errors import EXIT_FAILED, ReportNotFound
+from axis_eval.errors import EXIT_FAILED, ReportNotFound, UsageError
 from axis_eval.redact import MASK, Redactor
 from axis_eval.report.models import ReportManifest
 from axis_eval.runs.store import (
+    REPORTS_DIR,
     ReportStore,
+    check_folders,
     list_reports,
     new_report_id,
     pair_dir,
@@ -157,3 +159,56 @@ def test_unreadable_manifest_is_not_found(tmp_path: Path) -> None:
     (folder / "report.json").write_text('{"reportId": "bad"}')
     with pytest.raises(ReportNotFound, match=r"unreadable report\.json"):
         read_report(tmp_path, "bad")
+
+
+# -- where the reports go: checked before a run, nothing created --------------------------
+
+
+@pytest.mark.parametrize(
+    ("rel", "message"),
+    [
+        (".axis", "is a file: expected a folder (to hold {root}/.axis/reports)"),
+        (".axis/reports", "is a file: expected a folder"),
+    ],
+)
+def test_a_dot_axis_path_that_is_a_file_is_named(tmp_path: Path, rel: str, message: str) -> None:
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / rel).write_text("not a folder")
+    with pytest.raises(UsageError) as raised:
+        check_folders(tmp_path, REPORTS_DIR)
+    assert raised.value.message == f"{tmp_path / rel} {message.format(root=tmp_path)}"
+    assert raised.value.exit_code == 2
+
+
+def test_a_broken_link_is_named(tmp_path: Path) -> None:
+    (tmp_path / ".axis").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(UsageError, match=r"/\.axis is a broken symbolic link: expected a folder"):
+        check_folders(tmp_path, REPORTS_DIR)
+
+
+@pytest.mark.parametrize("existing", ["", ".axis", ".axis/reports"])
+def test_a_folder_it_cannot_write_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: str
+) -> None:
+    (tmp_path / existing).mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # root may write anywhere
+    deepest = tmp_path / existing if existing else tmp_path
+    with pytest.raises(UsageError, match=f"^{deepest} is not writable: expected a folder"):
+        check_folders(tmp_path, REPORTS_DIR)
+
+
+def test_checking_the_folders_creates_nothing(tmp_path: Path) -> None:
+    check_folders(tmp_path, REPORTS_DIR)
+    assert not (tmp_path / ".axis").exists()
+    (tmp_path / REPORTS_DIR).mkdir(parents=True)
+    check_folders(tmp_path, REPORTS_DIR)  # folders that exist are fine
+
+
+def test_patch_manifest_sets_fields_of_the_file_on_disk(tmp_path: Path) -> None:
+    store = ReportStore(tmp_path / "r", Redactor(["hunter2-secret"]))
+    store.write_manifest(manifest(report_id="r"))
+    store.patch_manifest({"state": "crashed", "error": "boom hunter2-secret"})
+    data = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert data["state"] == "crashed"
+    assert data["error"] == f"boom {MASK}"  # through the redactor, like every write
+    assert data["reportId"] == "r"

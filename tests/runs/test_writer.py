@@ -455,3 +455,87 @@ def test_finish_states(tmp_path: Path, make_project: MakeProject, state: str) ->
     m = ReportWriter(store, the_plan, loaded, flush_interval_s=0).finish(state, 130)
     assert manifest_on_disk(store).state == state
     assert m.results[0].status == "cancelled", "an unfinished job is cancelled, to be re-run"
+
+
+# -- closing a run that did not end normally: each try needs less than the one before -----
+
+
+def _closing(tmp_path: Path, make_project: MakeProject) -> tuple[ReportWriter, ReportStore]:
+    the_plan, loaded = planned(
+        tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()}
+    )
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
+    writer.record(outcome(the_plan.jobs[0]))
+    return writer, store
+
+
+def test_close_writes_the_final_manifest_with_the_error(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
+    writer, store = _closing(tmp_path, make_project)
+    assert writer.close("crashed", 3, "KeyError: 'x'") is None
+    m = manifest_on_disk(store)
+    assert (m.state, m.exit_code, m.error) == ("crashed", 3, "KeyError: 'x'")
+    assert m.summary.runs_completed == 1 and m.summary.runs_cancelled == 1
+
+
+def test_close_writes_the_manifest_as_it_stands_when_the_summary_fails(
+    tmp_path: Path, make_project: MakeProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import axis_eval.runs.writer as writer_module
+
+    writer, store = _closing(tmp_path, make_project)
+
+    def summarize(*args: Any) -> Any:
+        raise ZeroDivisionError("the bug that crashed the run")
+
+    monkeypatch.setattr(writer_module, "summarize", summarize)
+    assert writer.close("crashed", 3, "ZeroDivisionError") is None
+    m = manifest_on_disk(store)
+    assert (m.state, m.error) == ("crashed", "ZeroDivisionError")
+    assert [r.status for p in m.results for r in p.runs] == ["completed", "cancelled"]
+
+
+def test_close_patches_the_file_on_disk_when_no_manifest_can_be_written(
+    tmp_path: Path, make_project: MakeProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer, store = _closing(tmp_path, make_project)
+
+    def write_manifest(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("cannot serialize")
+
+    monkeypatch.setattr(store, "write_manifest", write_manifest)
+    assert writer.close("interrupted", 130, None) is None
+    m = manifest_on_disk(store)
+    assert (m.state, m.exit_code, m.error) == ("interrupted", 130, None)
+
+
+def test_close_says_why_when_nothing_can_be_written(
+    tmp_path: Path, make_project: MakeProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer, store = _closing(tmp_path, make_project)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store, "write_manifest", refuse)
+    monkeypatch.setattr(store, "patch_manifest", refuse)
+    assert writer.close("crashed", 3, "x") == "OSError: [Errno 28] No space left on device"
+    assert manifest_on_disk(store).state == "running"  # the last write that worked
+
+
+def test_a_resumed_crashed_report_runs_again_and_remembers_the_crash(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
+    writer, store = _closing(tmp_path, make_project)
+    writer.close("crashed", 3, "KeyError: 'x'")
+    the_plan, loaded = planned(
+        tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(), "b": sc()}
+    )
+    again = ReportWriter(store, the_plan, loaded, previous=manifest_on_disk(store))
+    m = manifest_on_disk(store)
+    assert (m.state, m.exit_code, m.error) == ("running", None, None)
+    assert "an earlier attempt crashed (KeyError: 'x'): see crash.log" in m.warnings
+    assert [j.scenario.key for j in again.pending] == ["b"]
+    assert [j.scenario.key for j, _ in again.kept] == ["a"]

@@ -1,15 +1,29 @@
 """One-shot helper processes (Node for ``.js`` configs, ``git``): bounded, grouped, killed whole.
 
 Agent processes are managed by :mod:`axis_eval.execute.process`; this module only runs
-short, synchronous helper commands that must finish before the pipeline continues.
+short, synchronous helper commands that must finish before the pipeline continues. A
+helper runs in its own process group, and however the wait ends (done, timed out, too much
+output, Ctrl-C, SIGTERM, any exception) the whole group is killed before its leader is
+reaped, so nothing it started outlives it and the group id cannot have been reused.
 """
 
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from types import FrameType
+from typing import IO, Any, cast
+
+_CHUNK = 65536
+_POLL_S = 0.05
+"""How often the wait checks whether the helper has exited while its pipes stay open."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +39,21 @@ class HelperTimeout(Exception):
     """The helper process ran past its time limit and was killed with its group."""
 
 
+class HelperOutputTooLarge(Exception):
+    """The helper wrote more than ``max_output_bytes`` to stdout and was killed with its group."""
+
+
+class HelperStopped(Exception):
+    """SIGTERM arrived while waiting (with ``stop_on_signals``); the group was killed.
+
+    SIGINT raises ``KeyboardInterrupt`` instead, as Python does everywhere else.
+    """
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(f"stopped by {signal_name}")
+        self.signal_name = signal_name
+
+
 def run_helper(
     argv: list[str],
     *,
@@ -32,8 +61,21 @@ def run_helper(
     env: dict[str, str] | None = None,
     input_text: str | None = None,
     timeout_s: float = 60.0,
+    max_output_bytes: int | None = None,
+    stop_on_signals: bool = False,
 ) -> Completed:
-    """Run ``argv`` in its own process group and wait; on timeout kill the whole group."""
+    """Run ``argv`` in its own process group and wait; the whole group is killed at the end.
+
+    Args:
+        timeout_s: past this the group is killed and :class:`HelperTimeout` raised.
+        max_output_bytes: more stdout than this kills the group and raises
+            :class:`HelperOutputTooLarge`; stderr past it is dropped. None: no cap.
+        stop_on_signals: while waiting (in the main thread), SIGINT raises
+            ``KeyboardInterrupt`` even under a handler that would only set a flag (asyncio's
+            cancels its task, which a blocking wait never sees), and SIGTERM, unless
+            something already handles it, raises :class:`HelperStopped`. The signals'
+            handlers are put back afterwards.
+    """
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -41,16 +83,145 @@ def run_helper(
         stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
         start_new_session=True,
     )
+    deadline = time.monotonic() + timeout_s
+    late = HelperTimeout(f"{argv[0]} did not finish within {timeout_s:g}s")
     try:
-        out, err = proc.communicate(input=input_text, timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
-        raise HelperTimeout(f"{argv[0]} did not finish within {timeout_s:g}s") from exc
-    return Completed(proc.returncode, out, err)
+        with _stopping_signals() if stop_on_signals else _nothing():
+            out, err = _collect(proc, input_text, (deadline, late), max_output_bytes)
+            if not _wait_unreaped(proc.pid, deadline):
+                raise late
+    except BaseException:
+        _end(proc)
+        raise
+    _end(proc)
+    return Completed(proc.returncode, _text(out), _text(err))
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    input_text: str | None,
+    timeout: tuple[float, HelperTimeout],
+    cap: int | None,
+) -> tuple[bytes, bytes]:
+    """Everything the helper writes until it closes stdout and stderr (or a limit ends it).
+
+    ``timeout`` is the deadline (``time.monotonic``) and what to raise past it.
+    """
+    deadline, late = timeout
+    assert proc.stdout is not None and proc.stderr is not None
+    buffers: dict[int, bytearray] = {proc.stdout.fileno(): bytearray()}
+    buffers[proc.stderr.fileno()] = bytearray()
+    pending = memoryview((input_text or "").encode("utf-8"))
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        selector.register(proc.stderr, selectors.EVENT_READ)
+        if proc.stdin is not None:
+            os.set_blocking(proc.stdin.fileno(), False)
+            selector.register(proc.stdin, selectors.EVENT_WRITE)
+        exited = False
+        while selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise late
+            ready = selector.select(0 if exited else min(remaining, _POLL_S))
+            if exited and not ready:
+                break  # the leader is gone and has nothing more: a child it left holding
+                # the pipes open (one that left its group, too) does not hold us
+            for key, _events in ready:
+                stream = cast("IO[bytes]", key.fileobj)
+                if stream is proc.stdin:
+                    pending = _write_some(selector, stream, pending)
+                    continue
+                chunk = os.read(key.fd, _CHUNK)
+                if not chunk:
+                    selector.unregister(stream)
+                    continue
+                buffer = buffers[key.fd]
+                if cap is not None and len(buffer) + len(chunk) > cap:
+                    if stream is proc.stdout:
+                        raise HelperOutputTooLarge(f"more than {cap} bytes of output")
+                    chunk = chunk[: max(0, cap - len(buffer))]
+                buffer.extend(chunk)
+            exited = exited or _has_exited(proc.pid)
+    return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()])
+
+
+def _write_some(
+    selector: selectors.BaseSelector, stream: IO[bytes], data: memoryview
+) -> memoryview:
+    try:
+        written = os.write(stream.fileno(), data[:_CHUNK]) if data else 0
+    except BrokenPipeError:
+        written = len(data)
+    data = data[written:]
+    if not data:
+        selector.unregister(stream)
+        stream.close()
+    return data
+
+
+def _has_exited(pid: int) -> bool:
+    """Whether our child ``pid`` has exited, leaving it a zombie: its pid, and so its
+    group's id, stays ours until :func:`_end` reaps it."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped elsewhere: nothing left to wait for
+        return True
+
+
+def _wait_unreaped(pid: int, deadline: float) -> bool:
+    """Wait (to ``deadline``) for ``pid`` to exit, without reaping it (:func:`_has_exited`)."""
+    while not _has_exited(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the helper's whole group (its leader not yet reaped), reap it, close the pipes."""
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with suppress(ChildProcessError):
+        proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            with suppress(OSError):
+                stream.close()
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _raise_stopped(_signum: int, _frame: FrameType | None) -> None:
+    raise HelperStopped("SIGTERM")
+
+
+@contextmanager
+def _stopping_signals() -> Iterator[None]:
+    """SIGINT → ``KeyboardInterrupt``; SIGTERM (when it would kill us) → :class:`HelperStopped`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # handlers can only be set in the main thread; the timeout still bounds it
+        return
+    saved: dict[signal.Signals, Any] = {}
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        saved[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_interrupt)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        saved[signal.SIGTERM] = signal.signal(signal.SIGTERM, _raise_stopped)
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)

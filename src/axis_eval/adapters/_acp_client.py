@@ -30,6 +30,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from axis_eval.adapters._scrub import scrub
 from axis_eval.config.actions import McpHttpServer, McpServer
 
 __all__ = ["AcpClient", "MessageSink", "StdioTransport", "acp_mcp_servers", "pick_option"]
@@ -150,7 +151,9 @@ class StdioTransport:
 
     async def send(self, message: dict[str, Any]) -> None:
         self.sink.record("client->agent", message)
-        data = json.dumps(message, separators=(",", ":")) + "\n"  # ASCII: always encodable
+        # ASCII, so always encodable; default=str, as an answer can quote the agent's own
+        # request back (a validation error's context holds exception objects)
+        data = json.dumps(message, separators=(",", ":"), default=str) + "\n"
         self.writer.write(data.encode("ascii"))
         await self.writer.drain()
 
@@ -163,19 +166,63 @@ class StdioTransport:
                 continue
             if not line:
                 return None
-            text = line.decode("utf-8", "replace").strip()
-            if not text:
-                continue
-            try:
-                message = json.loads(text)
-            except (ValueError, RecursionError):
-                message = None
-            if not isinstance(message, dict):
-                self.sink.non_json(text)
-                continue
-            if self.sink.incoming(message):
+            message = self.take(line)
+            if message is not None:
                 return message
+
+    def take(self, line: bytes) -> dict[str, Any] | None:
+        """One stdout line: reported to the sink; returned when the ``acp`` package is to
+        see it (None for a blank line, a line that is not a JSON-RPC object, a message the
+        sink keeps to itself, or one the package could not digest)."""
+        text = line.decode("utf-8", "replace").strip()
+        if not text:
+            return None
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError):
+            message = None
+        if not isinstance(message, dict):
+            self.sink.non_json(text)
+            return None
+        scrubbed = scrub(message)
+        if problem := scrubbed.describe():
+            self.sink.warn("stdout", f"an agent message was kept with {problem}")
+        message = scrubbed.value
+        wanted = self.sink.incoming(message)
+        return _digestible(message, self.sink) if wanted else None
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             self.writer.close()
+
+
+def _digestible(message: dict[str, Any], sink: MessageSink) -> dict[str, Any] | None:
+    """``message`` in a shape the ``acp`` package's receive loop survives, else None.
+
+    The package looks a response's ``id`` up in a dict, then calls ``.get`` on its
+    ``error``. An id that is a list or an object raises TypeError in its receive loop, which
+    drops the connection: such a response is left out (its id cannot be ours). An error
+    that is a string or a list raises AttributeError after the pending request was taken
+    off its table, so that request would wait until the time limit: it becomes an internal
+    error that says what the agent sent. A request whose method is not a string would be
+    logged with a traceback: its method is made a string, so it is answered "Method not
+    found".
+    """
+    method = message.get("method")
+    if method is not None:
+        if not isinstance(method, str):  # the package answers "Method not found" to it
+            return {**message, "method": f"{method!r:.100}"}  # instead of a logged TypeError
+        return message  # a request: the package answers it
+    rid = message.get("id")
+    if rid is not None and not isinstance(rid, int | float | str):
+        sink.warn(
+            "protocol",
+            f"the agent sent a response whose id is not a number or string: {rid!r:.100}",
+        )
+        return None
+    error = message.get("error")
+    if "result" not in message and error and not isinstance(error, dict):
+        detail = f"the agent sent a malformed error: {error!r:.200}"
+        sink.warn("protocol", detail)
+        return {**message, "error": {"code": -32603, "message": detail}}
+    return message

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from typing import Any, cast
 
 import acp
@@ -111,26 +112,32 @@ class AcpSession:
         params = message.get("params")
         if method == "session/update":
             if isinstance(params, dict):
-                try:
-                    self.acp.update(params.get("update"))
-                except Exception as exc:  # a malformed update must not end the session
-                    self.notes.warn(
-                        "update warnings", f"a session/update could not be read: {describe(exc)}"
-                    )
+                self._map("session/update", self.acp.update, params.get("update"))
                 self._output_grew()
             return False
         if method == "session/request_permission" and isinstance(params, dict):
             call = params.get("toolCall")
-            if isinstance(call, dict):
-                self.acp.tool_start(call)  # the start of calls reported only on completion
-            return True
-        if isinstance(method, str) and method.startswith("_"):
-            return "id" in message  # vendor notifications are dropped; requests answered
-        if method is None and "id" in message and "result" in message:
-            sent = self.methods.get(message["id"])
+            if isinstance(call, dict):  # the start of calls reported only on completion
+                self._map("session/request_permission", self.acp.tool_start, call)
+            return "id" in message  # a request the client answers (no id: nothing to answer)
+        if method is not None and "id" not in message:
+            # Other notifications carry nothing the client acts on (vendor ones, unknown
+            # methods): the acp package would only log a traceback for each.
+            return False
+        rid = message.get("id")
+        if method is None and isinstance(rid, int | str) and "result" in message:
+            sent = self.methods.get(rid)  # (an id that is a list or an object is not ours)
             if sent is not None:
                 self.results[sent] = message["result"]
         return True
+
+    def _map(self, what: str, apply: Callable[[Any], None], value: Any) -> None:
+        """Map one message into the transcript; one that cannot be read (a plan whose
+        entries are not a list …) is a warning, never the end of the session."""
+        try:
+            apply(value)
+        except Exception as exc:
+            self.notes.warn("update warnings", f"a {what} could not be read: {describe(exc)}")
 
     def _output_grew(self) -> None:
         live_usage = self.acp.turn_usage or self.acp.usage_update

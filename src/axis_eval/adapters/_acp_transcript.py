@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from axis_eval._types import TokenUsage
+from axis_eval.adapters._scrub import MAX_COUNT, finite_cost
 from axis_eval.adapters.base import CHARS_PER_TOKEN
 from axis_eval.adapters.transcript_builder import TranscriptBuilder
 from axis_eval.transcript.models import ToolCall
@@ -66,7 +67,10 @@ def content_text(content: Any) -> str:
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    """A token count: a positive int up to :data:`MAX_COUNT`, anything else 0."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return value if 0 < value <= MAX_COUNT else 0
 
 
 def prompt_usage(result: Any) -> TokenUsage | None:
@@ -251,14 +255,12 @@ class AcpTranscript:
     def _usage(self, update: dict[str, Any]) -> None:
         used = update.get("used")
         if isinstance(used, int) and not isinstance(used, bool):
-            self.usage_update = TokenUsage(input=max(used, 0))
+            self.usage_update = TokenUsage(input=_int(used))
         cost = update.get("cost")
-        if (
-            isinstance(cost, dict)
-            and isinstance(cost.get("amount"), int | float)
-            and cost.get("currency") in (None, "USD", "usd")
-        ):
-            self.cost_usd = float(cost["amount"])
+        if isinstance(cost, dict) and cost.get("currency") in (None, "USD", "usd"):
+            amount = finite_cost(cost.get("amount"))  # not NaN, 1e400 or 10**4000
+            if amount is not None:
+                self.cost_usd = amount
 
     def update(self, update: Any) -> None:
         """Apply one ``session/update`` payload (its ``update`` object)."""

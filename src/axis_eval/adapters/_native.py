@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from axis_eval._types import TokenUsage
 from axis_eval.adapters import base, install, skills
+from axis_eval.adapters._scrub import MAX_COUNT, finite_cost, scrub
 from axis_eval.adapters.base import flag_args
 from axis_eval.adapters.builtins import BuiltinAgent
 
@@ -29,6 +30,7 @@ __all__ = [
     "NativeState",
     "as_text",
     "endpoint_base",
+    "finite_cost",
     "flag_args",
     "has_flag",
     "install_skills",
@@ -159,8 +161,11 @@ def as_text(value: Any) -> str:
 
 
 def int_of(value: Any) -> int:
-    """A token count from JSON: non-negative ints only, anything else is 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    """A token count from JSON: non-negative finite numbers up to :data:`MAX_COUNT` (floats
+    truncated), anything else is 0 (``NaN``, ``1e400``, which JSON reads as infinity, …)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if not 0 <= value <= MAX_COUNT:  # also False for NaN
         return 0
     return int(value)
 
@@ -326,11 +331,23 @@ class NativeRecipe(Generic[S]):
         def isolation_env(workspace: str, home: str) -> dict[str, str]:
             return {**xdg_env(home), **self.home_env(home)}
 
+        # One string per kind of warning, shared by every line that earns it: a flood of
+        # tiny bad lines must not cost a new message each.
+        not_object = f"{builtin.name}: a stdout line is JSON but not an object"
+        kept: dict[str, str] = {}
+
         def on_line(event: Any, ctx: base.StreamContext[S]) -> None:
-            if isinstance(event, dict):
-                self.on_line(event, ctx)
-            else:
-                ctx.warn(f"{builtin.name}: a stdout line is JSON but not an object")
+            if not isinstance(event, dict):
+                ctx.warn(not_object)
+                return
+            scrubbed = scrub(event)
+            if problem := scrubbed.describe():
+                ctx.warn(
+                    kept.setdefault(
+                        problem, f"{builtin.name}: a stdout event was kept with {problem}"
+                    )
+                )
+            self.on_line(scrubbed.value, ctx)
 
         return base.create_agent_adapter(
             name=builtin.name,

@@ -58,6 +58,11 @@ def _text_of(content: Any) -> str:
     return _native.as_text(content)
 
 
+def _list(value: Any) -> list[Any]:
+    """A list field; anything else (a number, an object …) reads as empty."""
+    return value if isinstance(value, list) else []
+
+
 def _on_system(event: dict[str, Any], ctx: StreamContext[ClaudeState]) -> None:
     state = ctx.state
     subtype = event.get("subtype")
@@ -69,18 +74,20 @@ def _on_system(event: dict[str, Any], ctx: StreamContext[ClaudeState]) -> None:
             state.model = event["model"]
         if isinstance(event.get("session_id"), str):
             state.session_id = event["session_id"]
-        servers = event.get("mcp_servers") or []
+        servers = _list(event.get("mcp_servers"))
         mcp = ", ".join(
             f"{s.get('name')}: {s.get('status')}" for s in servers if isinstance(s, dict)
         )
-        tools = event.get("tools") or []
+        tools = _list(event.get("tools"))
         ctx.transcript.system(
             f"init: model {state.model}, {len(tools)} tools"
             + (f", MCP servers {mcp}" if mcp else "")
         )
         for s in servers:
             if isinstance(s, dict) and s.get("status") not in (None, "connected"):
-                ctx.warn(f"claude-code: MCP server {s.get('name')!r} is {s.get('status')}")
+                ctx.warn(
+                    f"claude-code: MCP server {s.get('name')!r:.100} is {s.get('status')!s:.100}"
+                )
         return
     if subtype == "api_retry":
         ctx.transcript.system(
@@ -205,8 +212,7 @@ def _get_result(ctx: ResultContext[ClaudeState]) -> AdapterResult:
     if event is None:
         return AdapterResult(result=None, session_id=state.session_id)
     text = event.get("result") if isinstance(event.get("result"), str) else None
-    cost = event.get("total_cost_usd")
-    cost_usd = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+    cost_usd = _native.finite_cost(event.get("total_cost_usd"))
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
     error: str | None = None
     if event.get("is_error") is True or str(event.get("subtype", "success")) != "success":

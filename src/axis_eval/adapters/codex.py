@@ -91,6 +91,11 @@ class CodexState(_native.NativeState):
     started: set[str] = field(default_factory=set)
 
 
+def _list(value: Any) -> list[Any]:
+    """A list field; anything else (a number, an object …) reads as empty."""
+    return value if isinstance(value, list) else []
+
+
 def _tool_name(item: dict[str, Any]) -> str:
     kind = str(item.get("type"))
     if kind == "command_execution":
@@ -124,7 +129,7 @@ def _tool_output(item: dict[str, Any]) -> tuple[str, bool]:
         output = str(item.get("aggregated_output") or "")
         return output, failed or (isinstance(code, int) and code != 0)
     if kind == "file_change":
-        changes = item.get("changes") or []
+        changes = _list(item.get("changes"))
         lines = [f"{c.get('kind')}: {c.get('path')}" for c in changes if isinstance(c, dict)]
         return "\n".join(lines), failed
     if kind == "mcp_tool_call":
@@ -135,7 +140,7 @@ def _tool_output(item: dict[str, Any]) -> tuple[str, bool]:
         content = result.get("content") if isinstance(result, dict) else result
         return _native.as_text(content), failed
     if kind == "todo_list":
-        items = item.get("items") or []
+        items = _list(item.get("items"))
         return "\n".join(
             f"[{'x' if i.get('completed') else ' '}] {i.get('text')}"
             for i in items
@@ -163,7 +168,7 @@ def _on_item(kind: str, item: dict[str, Any], ctx: StreamContext[CodexState]) ->
     if item_type == "error":
         message = str(item.get("message") or "error")
         ctx.transcript.system(f"warning: {message}")
-        ctx.warn(f"codex: {message}")
+        ctx.warn(f"codex: {message:.500}")  # the whole message is in the transcript
         return
     if kind == "item.updated":
         return

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from axis_eval._types import TokenUsage
+from axis_eval.adapters._scrub import MAX_COUNT, finite_cost, scrub
 from axis_eval.adapters.base import (
     AdapterConfigError,
     AdapterInput,
@@ -139,6 +140,10 @@ class _EventState:
     session_id: str | None = None
 
 
+_KEPT: dict[str, str] = {}
+"""The warning for each kind of value :func:`scrub` replaced (see :func:`on_event`)."""
+
+
 class _BadEvent(Exception):
     """An event of a known type with a missing or mistyped field."""
 
@@ -158,8 +163,10 @@ def _count(event: dict[str, Any], key: str) -> int:
     value = event.get(key, 0)
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise _BadEvent(f'"{key}" must be a non-negative number')
+    if not 0 <= value <= MAX_COUNT:  # negative, NaN, 1e400 (infinity) or absurdly large
+        raise _BadEvent(f'"{key}" must be a non-negative number up to {MAX_COUNT}')
     return int(value)
 
 
@@ -207,11 +214,12 @@ def _apply(kind: str, event: dict[str, Any], ctx: StreamContext[_EventState]) ->
             cache_write_input=_count(event, "cache_write_input_tokens"),
         )
         cost = event.get("cost_usd")
-        if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
-            raise _BadEvent('"cost_usd" must be a number')
+        cost_usd = None if cost is None else finite_cost(cost)
+        if cost is not None and cost_usd is None:
+            raise _BadEvent('"cost_usd" must be a finite non-negative number')
         t.set_usage(usage)
-        if cost is not None:
-            ctx.state.cost_usd = float(cost)
+        if cost_usd is not None:
+            ctx.state.cost_usd = cost_usd
     elif kind == "result":
         ctx.state.result = _str(event, "text")
         ctx.state.session_id = _str(event, "session_id", required=False) or ctx.state.session_id
@@ -225,13 +233,17 @@ def _apply(kind: str, event: dict[str, Any], ctx: StreamContext[_EventState]) ->
 
 def on_event(event: Any, ctx: StreamContext[_EventState]) -> None:
     """Record one normalized event; anything malformed is kept as a system entry + warning."""
+    scrubbed = scrub(event)
+    if problem := scrubbed.describe():  # one shared string per kind: floods stay cheap
+        ctx.warn(_KEPT.setdefault(problem, f"ndjson: an event was kept with {problem}"))
+    event = scrubbed.value
     kind = event.get("type") if isinstance(event, dict) else None
     if not isinstance(kind, str):
         ctx.warn('ndjson: a line is JSON but not an event object with a "type"; kept as system')
         ctx.transcript.system(_as_text(event))
         return
     if kind not in EVENT_TYPES:
-        ctx.warn(f"ndjson: unknown event type {kind!r}; kept as a system entry")
+        ctx.warn(f"ndjson: unknown event type {kind!r:.100}; kept as a system entry")
         ctx.transcript.system(_as_text(event))
         return
     try:

@@ -15,23 +15,121 @@ words a broken conversation with them: one wording for both.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "NOT_JSON",
+    "RAW_HEAD_BYTES",
+    "RAW_TAIL_BYTES",
     "OutputReader",
+    "RawOutput",
     "Reading",
     "RunNotes",
     "describe",
     "exit_message",
+    "kept_output",
     "stderr_tail",
+    "utf8_size",
 ]
 
 NOT_JSON = "stdout lines that are not JSON"
 """The warning key of stdout lines a reader could not parse (named in "no output" errors)."""
 _TAIL_CHARS = 2000
+
+MAX_LINE_BYTES = 8 * 1024 * 1024
+"""The longest stdout line a reader takes (a Claude Code line carrying a screenshot is a few
+MB); a longer one is left out with a warning, and never buffered past this."""
+RAW_HEAD_BYTES = 4 * 1024 * 1024
+"""The raw output keeps its first 4 MiB whole …"""
+RAW_TAIL_BYTES = 4 * 1024 * 1024
+"""… and its last 4 MiB (a ring): in between, past 8 MiB, only a count of what was left out."""
+_ITEM_COST = 100
+"""What one kept item costs beyond its text (the str object, its slot): counted against the
+budgets, so a flood of tiny lines is bounded in memory too, not only in text."""
+
+
+def utf8_size(text: str) -> int:
+    """``text``'s length in UTF-8 (lone surrogates, which JSON may carry, count 3 bytes).
+
+    ``isascii()`` is a flag test in CPython, so the common case costs no encoding.
+    """
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+class RawOutput(list[str]):
+    """A reader's raw output, bounded: the items of the first :data:`RAW_HEAD_BYTES` are
+    kept as they come, then only a ring of the newest :data:`RAW_TAIL_BYTES`; what falls
+    out between them is counted. :meth:`kept` is what the run's ``raw_output`` gets.
+
+    A ``list`` so a reader just appends; only :meth:`append` is bounded (readers use
+    nothing else). ``chunks``: items are pieces of one text (free-text output), so the note
+    of what was left out is a line of its own; else each item is a line (NDJSON, JSON-RPC)
+    and the note is one too, a JSON object, so the file stays NDJSON.
+    """
+
+    def __init__(
+        self,
+        head_bytes: int = RAW_HEAD_BYTES,
+        tail_bytes: int = RAW_TAIL_BYTES,
+        *,
+        chunks: bool = False,
+    ) -> None:
+        super().__init__()
+        self.chunks = chunks
+        self._head_room = head_bytes
+        self._tail_bytes = tail_bytes
+        self._tail: deque[tuple[str, int]] = deque()
+        self._tail_size = 0
+        self._in_tail = False
+        self.left_out_items = 0
+        self.left_out_bytes = 0
+
+    def append(self, item: str, /) -> None:
+        size = utf8_size(item) + _ITEM_COST
+        if not self._in_tail:
+            if size <= self._head_room:
+                super().append(item)
+                self._head_room -= size
+                return
+            self._in_tail = True  # the head is closed for good: order is kept
+        if size > self._tail_bytes:  # one item larger than the ring: its end
+            cut = item[-self._tail_bytes // 2 :]
+            self.left_out_bytes += size - utf8_size(cut) - _ITEM_COST
+            item, size = cut, utf8_size(cut) + _ITEM_COST
+        self._tail.append((item, size))
+        self._tail_size += size
+        while self._tail_size > self._tail_bytes and len(self._tail) > 1:
+            _, dropped = self._tail.popleft()
+            self._tail_size -= dropped
+            self.left_out_items += 1
+            self.left_out_bytes += dropped - _ITEM_COST
+
+    def kept(self) -> list[str]:
+        """The head, a note of what was left out (when anything was), then the tail."""
+        tail = [item for item, _ in self._tail]
+        if not self.left_out_bytes and not self.left_out_items:
+            return [*self, *tail]
+        if self.chunks:
+            note = f"\n[axis: {self.left_out_bytes:,} bytes of output left out here]\n"
+        else:
+            note = json.dumps(
+                {
+                    "axis": "output left out here",
+                    "items": self.left_out_items,
+                    "bytes": self.left_out_bytes,
+                }
+            )
+        return [*self, note, *tail]
+
+
+def kept_output(raw: list[str]) -> list[str]:
+    """What a reader's ``raw_output`` keeps for the run's record."""
+    return raw.kept() if isinstance(raw, RawOutput) else list(raw)
 
 
 class RunNotes(Protocol):
@@ -69,7 +167,9 @@ class OutputReader(Protocol):
     """True when the reader talks to the agent on stdin (ACP): stdin stays an open pipe,
     and once :meth:`read` returns the run is over (the agent is told to exit)."""
     raw_output: list[str]
-    """What the agent printed, as the run's ``raw_output`` keeps it."""
+    """What the agent printed, as the run's ``raw_output`` keeps it: a :class:`RawOutput`
+    (the supervisor puts one in place of a reader's empty plain list, so every reader's is
+    bounded)."""
 
     def stdin_data(self) -> bytes | None:
         """Bytes written to stdin, which is then closed (the prompt with ``prompt_via=

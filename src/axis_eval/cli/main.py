@@ -2,7 +2,9 @@
 
 Each command turns its flags into an API call, renders the result and exits; it alone turns
 an :class:`~axis_eval.errors.AxisError` into a message and an exit code
-(:func:`axis_eval.cli._common.fail`). The command modules import only click at the top and
+(:func:`axis_eval.cli._common.fail`). Anything else that escapes a command is a bug:
+:func:`main` says so in one paragraph and exits 3, the traceback in a file
+(:func:`axis_eval.cli._common.internal_error`). The command modules import only click at the top and
 the library inside their functions, so ``axis --version`` and ``axis --help`` stay fast.
 """
 
@@ -53,5 +55,9 @@ def main() -> None:
     import_gc.raise_threshold()
     try:
         cli(prog_name="axis")
+    except Exception as exc:  # a bug: one paragraph and exit 3, the traceback in a file
+        from axis_eval.cli._common import internal_error
+
+        internal_error(exc)
     finally:
         import_gc.freeze_at_exit()

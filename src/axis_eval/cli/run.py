@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from axis_eval.cli import import_gc
-from axis_eval.cli._common import fail, warn
+from axis_eval.cli._common import fail, finite_float, internal_error, warn
 
 if TYPE_CHECKING:
     from axis_eval import LoadedConfig, Selection
@@ -72,7 +72,7 @@ def _value_optional(flag: str, bare: str, metavar: str, help: str) -> _Decorator
 )
 @_with_shown_default(
     "--grace-seconds",
-    click.FloatRange(min=0),
+    finite_float(min=0),
     5.0,
     "Time between SIGTERM and SIGKILL when an agent is stopped.",
 )
@@ -84,7 +84,7 @@ def _value_optional(flag: str, bare: str, metavar: str, help: str) -> _Decorator
 )
 @click.option(
     "--min-pass-rate",
-    type=click.FloatRange(0, 1),
+    type=finite_float(0, 1),
     help="Fail a pair whose runs pass less often than this fraction (e.g. 0.67).",
 )
 @_value_optional(
@@ -157,10 +157,29 @@ def run_command(**params: Any) -> None:
         display = make_display(options.verbose)
         outcome = run(options.pipeline_options(loaded, selection, previous, display))
     except AxisError as error:
-        fail(error)
-    if options.as_json:
-        click.echo(outcome.manifest.model_dump_json(by_alias=True, indent=2))
-    sys.exit(ci.finish(outcome, options.as_json))
+        fail(error)  # a crashed run too: RunCrashed, exit 3, its report closed `crashed`
+    except KeyboardInterrupt:
+        # Ctrl-C outside the run's own handlers (beforeAll, afterAll): a report already
+        # opened has been closed `interrupted`, and the run said so.
+        from axis_eval.errors import Interrupted
+
+        fail(Interrupted("SIGINT"))
+    try:
+        if options.as_json:
+            click.echo(outcome.manifest.model_dump_json(by_alias=True, indent=2))
+        code = ci.finish(outcome, options.as_json)
+    except Exception as exc:  # the run is over and saved: only what shows it failed
+        internal_error(
+            exc,
+            folder=outcome.report_dir,
+            redactor=outcome.redactor,
+            context=(
+                f"The run finished and its report is saved ({outcome.report_dir}, state "
+                f"{outcome.manifest.state}); showing its results or writing the CI files "
+                f"failed. `axis reports {outcome.manifest.report_id}` shows it."
+            ),
+        )
+    sys.exit(code)
 
 
 def _dry_run(loaded: LoadedConfig, selection: Selection, as_json: bool) -> NoReturn:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from datetime import date, time, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -29,15 +31,63 @@ _EXPECTED = {
 }
 
 
+_SHOWN = 60
+"""The longest rendering of a found value."""
+
+
 def describe(value: Any) -> str:
-    """A short rendering of a found value."""
+    """A short rendering of a found value: JSON-like, cut to 60 characters.
+
+    The value is rendered piece by piece and the rendering stops once it is long enough,
+    so a huge (or, through YAML aliases, exponentially shared) value costs its first 60
+    characters, never a full serialization.
+    """
     if isinstance(value, dict):
         return "an object"
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    text = ""
+    for piece in _pieces(value):
+        text += piece
+        if len(text) > _SHOWN:
+            return text[: _SHOWN - 3] + "..."
+    return text
+
+
+def _pieces(value: Any) -> Iterator[str]:
+    """The JSON-like text of ``value``, a few characters at a time (lazily, so the caller
+    can stop early; every opening bracket is a piece, so the nesting entered is bounded by
+    what the caller reads)."""
+    if isinstance(value, list | tuple):
+        yield "["
+        for index, item in enumerate(value):
+            yield ", " if index else ""
+            yield from _pieces(item)
+        yield "]"
+    elif isinstance(value, dict):
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            yield ", " if index else ""
+            yield json.dumps(key[: _SHOWN + 1]) if isinstance(key, str) else f'"{_scalar(key)}"'
+            yield ": "
+            yield from _pieces(item)
+        yield "}"
+    elif isinstance(value, str):
+        yield json.dumps(value[: _SHOWN + 1])  # escapes NUL, bidi marks and lone surrogates
+    else:
+        yield _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    if value is None or isinstance(value, bool | float):
+        return json.dumps(value)
+    if isinstance(value, int):
+        if abs(value) < 10**_SHOWN:
+            return str(value)
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    if isinstance(value, bytes | bytearray):
+        return repr(bytes(value[: _SHOWN + 1]))
+    if isinstance(value, date | time | timedelta):
+        return repr(value)
+    return f"a {type(value).__name__}"  # never repr(): an object's may be unbounded
 
 
 def path_of(loc: tuple[str | int, ...]) -> str:
@@ -51,8 +101,14 @@ def path_of(loc: tuple[str | int, ...]) -> str:
         ):
             continue
         else:
+            part = _short(part)
             out += f".{part}" if out else part
     return out
+
+
+def _short(key: str) -> str:
+    """A user's key as shown in a field path: a 1 MiB key is cut, not printed whole."""
+    return key if len(key) <= _SHOWN else key[: _SHOWN - 3] + "..."
 
 
 def _expected(err: Any) -> tuple[str, str | None]:
@@ -62,7 +118,7 @@ def _expected(err: Any) -> tuple[str, str | None]:
     found: str | None = None if kind == "missing" else describe(value)
     if kind == "axis_action" and isinstance(value, dict):
         action = value.get("action")
-        hint = _suggest(str(action), ACTION_NAMES)
+        hint = _suggest(action, ACTION_NAMES) if isinstance(action, str) else ""
         return f"an action of {' or '.join(ACTION_NAMES)}{hint}", describe(action)
     if kind == "axis_mcp_type" and isinstance(value, dict):
         return f"a `type` of {' or '.join(MCP_TYPES)}", describe(value.get("type"))
@@ -85,19 +141,31 @@ def _expected(err: Any) -> tuple[str, str | None]:
     return str(err["msg"]), found
 
 
+MAX_PROBLEMS = 20
+"""The most problems one error lists (a file with thousands of bad values lists the first
+ones and says how many more there are)."""
+
+
 def problems_from(error: ValidationError, prefix: str = "") -> list[FieldProblem]:
-    """One problem per pydantic error, with a field path and expected/found."""
+    """One problem per pydantic error (the first :data:`MAX_PROBLEMS`, then one saying how
+    many more), with a field path and expected/found."""
     problems: list[FieldProblem] = []
-    for err in error.errors():
+    errors = error.errors(include_url=False)
+    for err in errors[:MAX_PROBLEMS]:
         expected, found = _expected(err)
         path = path_of(tuple(err["loc"]))
         if prefix:
             path = f"{prefix}.{path}" if path else prefix
         problems.append(FieldProblem(path=path, expected=expected, found=found))
+    if len(errors) > MAX_PROBLEMS:
+        more = len(errors) - MAX_PROBLEMS
+        problems.append(FieldProblem(path=f"(and {more:,} more)", expected="the same kind of fix"))
     return problems
 
 
 def _suggest(word: str, options: tuple[str, ...] | list[str]) -> str:
+    if len(word) > _SHOWN:  # no field name is that long; and difflib's cost grows with it
+        return ""
     import difflib  # only a config with a problem needs it
 
     close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
@@ -141,22 +209,33 @@ def _hint(key: str, model: BaseModel) -> str:
 
 
 def unknown_keys(model: BaseModel, path: str = "") -> list[str]:
-    """Warnings for keys no model knows, each with a "did you mean" hint when one is close."""
+    """Warnings for keys no model knows, each with a "did you mean" hint when one is close.
+
+    Each object is walked once, however often it is shared (a YAML anchor used a thousand
+    times is one object): a shared object's unknown keys are reported at its first path.
+    """
+    return _unknown(model, path, set())
+
+
+def _unknown(model: BaseModel, path: str, seen: set[int]) -> list[str]:
     found: list[str] = []
     for key in model.model_extra or {}:
-        where = f"{path}.{key}" if path else key
-        found.append(f"unknown key {where!r}{_hint(key, model)}")
+        where = f"{path}.{_short(str(key))}" if path else _short(str(key))
+        found.append(f"unknown key {where!r}{_hint(str(key), model)}")
     for field_name, field in type(model).model_fields.items():
         shown = field.alias or field_name
-        found.extend(_walk(getattr(model, field_name), f"{path}.{shown}" if path else shown))
+        found.extend(_walk(getattr(model, field_name), f"{path}.{shown}" if path else shown, seen))
     return found
 
 
-def _walk(value: Any, path: str) -> list[str]:
+def _walk(value: Any, path: str, seen: set[int]) -> list[str]:
+    if not isinstance(value, BaseModel | list | dict):
+        return []
+    if id(value) in seen:
+        return []
+    seen.add(id(value))
     if isinstance(value, BaseModel):
-        return unknown_keys(value, path)
+        return _unknown(value, path, seen)
     if isinstance(value, list):
-        return [w for i, item in enumerate(value) for w in _walk(item, f"{path}[{i}]")]
-    if isinstance(value, dict):
-        return [w for k, item in value.items() for w in _walk(item, f"{path}.{k}")]
-    return []
+        return [w for i, item in enumerate(value) for w in _walk(item, f"{path}[{i}]", seen)]
+    return [w for k, item in value.items() for w in _walk(item, f"{path}.{_short(str(k))}", seen)]

@@ -1,13 +1,19 @@
 """Lifecycle actions (setup, teardown, beforeAll, afterAll) and MCP server entries."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
-from pydantic import Field, Tag
+from pydantic import Field, Tag, field_validator
 
 from axis_eval._util.defaults import empty_list
-from axis_eval.config._base import InputModel, NonEmptyStr, by_field
+from axis_eval.config._base import (
+    InputModel,
+    Minutes,
+    NonEmptyStr,
+    Tokens,
+    by_field,
+)
+from axis_eval.config._text import check_keys, env_name_problem
+from axis_eval.config.output_limit import OutputLimit
 
 DEFAULT_ACTION_TIMEOUT_MINUTES = 3.0
 """AXIS's per-action time limit for ``run_script`` (180 s)."""
@@ -19,8 +25,8 @@ class RunScriptAction(InputModel):
     action: Literal["run_script"]
     command: NonEmptyStr
     """The command, run through ``/bin/sh -c``."""
-    timeout_minutes: float | None = Field(default=None, gt=0)
-    """Time limit for this command; default 3 minutes, as AXIS."""
+    timeout_minutes: Minutes | None = None
+    """Time limit for this command; default 3 minutes, as AXIS; at most 7 days."""
 
 
 class CopyAction(InputModel):
@@ -51,6 +57,12 @@ class McpStdioServer(InputModel):
     env: dict[str, str] = Field(default_factory=dict)
     """Environment for the server; values are treated as secrets in everything written."""
 
+    @field_validator("env", mode="after")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        check_keys(value, env_name_problem)
+        return value
+
 
 class McpHttpServer(InputModel):
     """An MCP server reached over HTTP."""
@@ -73,7 +85,9 @@ McpServer = Annotated[
 class Limit(InputModel):
     """A time and token budget."""
 
-    time_minutes: float | None = Field(default=None, gt=0)
-    """Wall-clock limit in minutes (fractions allowed)."""
-    tokens: int | None = Field(default=None, gt=0)
-    """Token limit (input + output + cache reads)."""
+    time_minutes: Minutes | None = None
+    """Wall-clock limit in minutes (fractions allowed), at most 7 days."""
+    tokens: Tokens | None = None
+    """Token limit (input + output + cache reads), at most a trillion."""
+    output: OutputLimit | None = None
+    """How much the agent may print and the transcript keep (``config/output_limit.py``)."""

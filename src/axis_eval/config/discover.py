@@ -1,7 +1,5 @@
 """Find scenarios: walk sources, derive keys, expand variants, collect load failures."""
 
-from __future__ import annotations
-
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from axis_eval.config._problems import problems_from, unknown_keys
+from axis_eval.config._reading import is_dir, lexists, shown
 from axis_eval.config.files import DATA_SUFFIXES, JS_SUFFIXES, TS_SUFFIXES, read_data_file
 from axis_eval.config.models import Config
 from axis_eval.config.scenario import Scenario, ScenarioInput, expand
@@ -54,10 +53,10 @@ def discover(config: Config, config_dir: str) -> Discovery:
         if isinstance(source, ScenarioInput):
             _add_inline(found, source, index)
             continue
-        path = (base / source).resolve()
-        if path.is_dir():
+        path = _resolved(base / source)
+        if is_dir(path):
             _walk(found, path, base)
-        elif path.is_file():
+        elif lexists(path):  # a file, or a FIFO, device or loop: reading it says which
             _load_file(found, path, path.stem, base, explicit=True)
         else:
             raise ConfigError(
@@ -68,6 +67,15 @@ def discover(config: Config, config_dir: str) -> Discovery:
     _check_unique(found.scenarios)
     found.scenarios.sort(key=lambda s: s.key)
     return found
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` resolved, or as given when it cannot be (a symlink loop, an invalid name):
+    reading it then reports why."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return path
 
 
 def _add_inline(found: Discovery, source: ScenarioInput, index: int) -> None:
@@ -110,6 +118,17 @@ def _rel(path: Path, base: Path) -> str:
 
 def _load_file(found: Discovery, path: Path, key: str, base: Path, *, explicit: bool) -> None:
     rel = _rel(path, base)
+    if not (_is_utf8(rel) and _is_utf8(key)):
+        # The key names the scenario in every report file (JSON, HTML, JUnit: all UTF-8),
+        # so a name that is not UTF-8 is refused here, not when a report is written.
+        found.load_failures.append(
+            LoadFailure(
+                path=shown(rel),
+                error="the file name is not valid UTF-8: rename the file (a scenario's key "
+                "is its path, and reports are UTF-8)",
+            )
+        )
+        return
     try:
         raw = read_data_file(path, kind="scenario")
     except ConfigError as exc:
@@ -138,6 +157,14 @@ def _load_file(found: Discovery, path: Path, key: str, base: Path, *, explicit: 
         return
     found.warnings.extend(f"{rel}: {w}" for w in unknown_keys(scenario))
     found.scenarios.extend(expand(scenario, key, str(path)))
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # os.walk decodes a non-UTF-8 byte to a lone surrogate
+        return False
+    return True
 
 
 def _looks_like_scenario(raw: Any) -> bool:

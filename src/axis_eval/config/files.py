@@ -7,8 +7,22 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from axis_eval._util.processes import HelperTimeout, run_helper
-from axis_eval.errors import ConfigError
+from axis_eval._util.processes import (
+    HelperOutputTooLarge,
+    HelperStopped,
+    HelperTimeout,
+    run_helper,
+)
+from axis_eval.config._limits import (
+    LIMITS_HINT,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    MAX_NODE_OUTPUT_BYTES,
+    NODE_TIMEOUT_S,
+    check_value,
+)
+from axis_eval.config._reading import check_regular, read_text, shown
+from axis_eval.errors import ConfigError, Interrupted
 
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".toml")
 JS_SUFFIXES = (".js", ".mjs", ".cjs")
@@ -33,87 +47,156 @@ import(pathToFileURL(file).href).then(async (mod) => {
 
 
 def read_data_file(path: Path, *, kind: str, profile: str | None = None) -> Any:
-    """Parse ``path`` by its suffix; ``kind`` ("config" or "scenario") words the errors."""
+    """Parse ``path`` by its suffix; ``kind`` ("config" or "scenario") words the errors.
+
+    Every format goes through the same bounds (``config/_limits.py``): a regular file of at
+    most 1 MiB, nesting, integer length, and the values and text a YAML alias may expand
+    to; each is a :class:`ConfigError` naming the file, never a traceback or a hang.
+    """
     suffix = path.suffix.lower()
     if suffix in TS_SUFFIXES:
         raise ConfigError(
-            f"TypeScript {kind} files are not supported: {path}",
+            f"TypeScript {kind} files are not supported: {shown(path)}",
             hint=f"convert it to JSON or YAML (e.g. axis.config.json); `axis schema {kind}` "
             "prints the JSON Schema for editors",
         )
-    try:
-        text = path.read_text(encoding="utf-8") if suffix not in JS_SUFFIXES else ""
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{kind} file not found: {path}") from exc
-    except OSError as exc:
-        raise ConfigError(f"cannot read {kind} file {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{kind} file is not UTF-8 text: {path}") from exc
-    if suffix in (".json", ""):
-        return _parse_json(text, path, kind)
-    if suffix in (".yaml", ".yml"):
-        return _parse_yaml(text, path, kind)
-    if suffix == ".toml":
-        import tomllib  # only TOML configs pay for the parser
-
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"invalid TOML in {kind} file {path}: {exc}") from exc
     if suffix in JS_SUFFIXES:
-        return _evaluate_js(path, kind, profile)
-    raise ConfigError(
-        f"unsupported {kind} file type {suffix!r}: {path}",
-        hint="use .json, .yaml, .yml, .toml, .js or .mjs",
+        value = _evaluate_js(path, kind, profile)
+    elif suffix in (".json", "", ".yaml", ".yml", ".toml"):
+        value = _parse(read_text(path, kind), suffix, path, kind)
+    else:
+        raise ConfigError(
+            f"unsupported {kind} file type {suffix!r}: {shown(path)}",
+            hint="use .json, .yaml, .yml, .toml, .js or .mjs",
+        )
+    check_value(value, shown(path), kind)
+    return value
+
+
+def _parse(text: str, suffix: str, path: Path, kind: str) -> Any:
+    try:
+        if suffix in (".json", ""):
+            return _parse_json(text, path, kind)
+        if suffix in (".yaml", ".yml"):
+            return _parse_yaml(text, path, kind)
+        return _parse_toml(text, path, kind)
+    except RecursionError:  # a parser's own stack, before the nesting limit could see it
+        raise ConfigError(
+            f"{kind} file {shown(path)} is nested too deeply to parse "
+            f"(the limit is {MAX_DEPTH} levels)",
+            hint=LIMITS_HINT,
+        ) from None
+
+
+def _too_long_number(path: Path, kind: str, language: str) -> ConfigError:
+    return ConfigError(
+        f"invalid {language} in {kind} file {shown(path)}: an integer of more than "
+        f"{MAX_INT_DIGITS:,} digits",
+        hint=LIMITS_HINT,
     )
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _LongNumber
+    return int(text)
+
+
+_DIGIT_LIMIT = "integer string conversion"
+"""In the message of the ValueError ``int()`` raises past Python's digit limit."""
+
+
+class _LongNumber(Exception):
+    """An integer literal past :data:`MAX_INT_DIGITS` (raised inside ``json.loads``)."""
 
 
 def _parse_json(text: str, path: Path, kind: str) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_bounded_int)
+    except _LongNumber:
+        raise _too_long_number(path, kind, "JSON") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(
-            f"invalid JSON in {kind} file {path} at line {exc.lineno}, column {exc.colno}: "
-            f"{exc.msg}"
+            f"invalid JSON in {kind} file {shown(path)} at line {exc.lineno}, "
+            f"column {exc.colno}: {exc.msg}"
         ) from exc
+
+
+def _parse_toml(text: str, path: Path, kind: str) -> Any:
+    import tomllib  # only TOML configs pay for the parser
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML in {kind} file {shown(path)}: {exc}") from exc
+    except ValueError as exc:  # int() past Python's digit limit, raised through the parser
+        if _DIGIT_LIMIT in str(exc):
+            raise _too_long_number(path, kind, "TOML") from None
+        raise ConfigError(f"invalid TOML in {kind} file {shown(path)}: {exc}") from None
 
 
 def _parse_yaml(text: str, path: Path, kind: str) -> Any:
     import yaml
 
+    from axis_eval.config import _yaml  # only YAML files pay for the parser
+
     try:
-        return yaml.safe_load(text)
+        return _yaml.load(text)
     except yaml.YAMLError as exc:
         where = ""
         mark = getattr(exc, "problem_mark", None)
         if mark is not None:
             where = f" at line {mark.line + 1}, column {mark.column + 1}"
         problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"invalid YAML in {kind} file {path}{where}: {problem}") from exc
+        raise ConfigError(f"invalid YAML in {kind} file {shown(path)}{where}: {problem}") from exc
 
 
 def _evaluate_js(path: Path, kind: str, profile: str | None) -> Any:
+    """The default export of a ``.js``/``.mjs`` file, through Node, as JSON.
+
+    Node runs in its own process group for at most :data:`NODE_TIMEOUT_S`; the group is
+    killed when it is done, times out, prints more than the output cap, or when we are
+    interrupted (Ctrl-C propagates as ``KeyboardInterrupt``, SIGTERM as
+    :class:`~axis_eval.errors.Interrupted`), so a ``while(true){}`` never outlives axis.
+    """
     node = shutil.which("node")
     if node is None:
         raise ConfigError(
-            f"{path} is a JavaScript {kind} file, and evaluating it needs Node.js, "
+            f"{shown(path)} is a JavaScript {kind} file, and evaluating it needs Node.js, "
             "which is not on PATH",
             hint="install Node.js, or convert the file to JSON or YAML",
         )
-    if not path.is_file():
-        raise ConfigError(f"{kind} file not found: {path}")
+    check_regular(path, kind)
     try:
         done = run_helper(
             [node, "-e", _NODE_LOADER, str(path), profile or ""],
             cwd=str(path.parent),
-            timeout_s=30.0,
+            timeout_s=NODE_TIMEOUT_S,
+            max_output_bytes=MAX_NODE_OUTPUT_BYTES,
+            stop_on_signals=True,
         )
     except HelperTimeout as exc:
-        raise ConfigError(f"evaluating {path} with Node took longer than 30s") from exc
+        raise ConfigError(
+            f"evaluating {kind} file {shown(path)} with Node took longer than {NODE_TIMEOUT_S:g}s",
+            hint=LIMITS_HINT,
+        ) from exc
+    except HelperOutputTooLarge as exc:
+        raise ConfigError(
+            f"{shown(path)}: its default export is larger than "
+            f"{MAX_NODE_OUTPUT_BYTES // (1024 * 1024)} MiB as JSON",
+            hint=LIMITS_HINT,
+        ) from exc
+    except HelperStopped as exc:
+        raise Interrupted(exc.signal_name) from None
     if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or ["(no output)"])[0]
-        raise ConfigError(f"Node failed to evaluate {kind} file {path}: {first}")
+        first = (done.stderr.strip().splitlines() or ["(no output)"])[0][:500]
+        raise ConfigError(f"Node failed to evaluate {kind} file {shown(path)}: {first}")
     try:
-        return json.loads(done.stdout or "null")
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: its default export is not JSON-serializable") from exc
+        return _parse(done.stdout or "null", ".json", path, kind)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{shown(path)}: its default export is not JSON-serializable"
+            if "invalid JSON" in exc.message
+            else exc.message,
+            hint=exc.hint,
+        ) from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from axis_eval.config._problems import problems_from, unknown_keys
+from axis_eval.config._reading import check_regular, is_dir, lexists, shown
 from axis_eval.config.files import read_data_file
 from axis_eval.config.models import Config, LoadedConfig
 from axis_eval.errors import ConfigError, FieldProblem
@@ -23,34 +25,46 @@ CONFIG_NAMES = (
     "axis.config.mjs",
 )
 """Probed in this order; the first found wins (a warning names the others)."""
+TS_CONFIG_NAMES = ("axis.config.ts", "axis.config.mts", "axis.config.cts")
+"""Probed after :data:`CONFIG_NAMES`, to say they are not supported."""
 
 REMOTE_PATTERN = re.compile(r"^(https?|git|ssh)://|^git@[^:]+:")
 
 
 def find_config(explicit: str | None = None, cwd: str | None = None) -> Path:
-    """The config file: ``explicit`` when given, else the first ``axis.config.*`` in ``cwd``."""
+    """The config file: ``explicit`` when given, else the first ``axis.config.*`` in ``cwd``.
+
+    Anything by a config's name counts as found, so a FIFO, a folder, a broken symlink or a
+    symlink loop named ``axis.config.json`` is an error naming it, never "no config".
+
+    Raises:
+        ConfigError: no config, or the one found is not a readable regular file.
+    """
     base = Path(cwd or Path.cwd())
     if explicit:
-        path = (base / explicit).resolve()
-        if path.is_dir():
+        path = Path(os.path.abspath(base / explicit))
+        if is_dir(path):
             return find_config(None, str(path))
-        if not path.exists():
-            raise ConfigError(f"config file not found: {path}")
-        return path
-    for name in CONFIG_NAMES:
-        if (base / name).is_file():
-            return (base / name).resolve()
-    for name in ("axis.config.ts", "axis.config.mts", "axis.config.cts"):
-        if (base / name).is_file():
-            return (base / name).resolve()
+        if not lexists(path):
+            raise ConfigError(f"config file not found: {shown(path)}")
+        return _usable(path)
+    for name in CONFIG_NAMES + TS_CONFIG_NAMES:
+        if lexists(base / name):
+            return _usable(base / name)
     raise ConfigError(
-        f"no axis.config.* found in {base.resolve()}",
+        f"no axis.config.* found in {shown(base.resolve())}",
         hint="create one with `axis init`, or pass -c PATH",
     )
 
 
+def _usable(path: Path) -> Path:
+    """``path`` resolved, if it is a regular file (TypeScript is refused when it is read)."""
+    check_regular(path, "config")
+    return path.resolve()
+
+
 def _others(path: Path) -> list[str]:
-    return [name for name in CONFIG_NAMES if name != path.name and (path.parent / name).is_file()]
+    return [name for name in CONFIG_NAMES if name != path.name and lexists(path.parent / name)]
 
 
 def deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:

@@ -1,13 +1,26 @@
 """The config file format (``axis.config.*``): every field AXIS knows, plus ours."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator, model_validator
 
 from axis_eval._util.defaults import empty_list
-from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, by_kind, check_runs
+from axis_eval.config._base import (
+    MAX_REMOTE_DEPTH,
+    MAX_TOKENS,
+    Bounds,
+    Concurrency,
+    EnvName,
+    FileRoot,
+    FolderName,
+    InputModel,
+    NonEmptyStr,
+    RunCount,
+    Seconds,
+    Weight,
+    by_kind,
+)
+from axis_eval.config._text import check_keys, folder_name_problem
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
 from axis_eval.config.scenario import ScenarioInput
 
@@ -42,10 +55,11 @@ FlagValue = Annotated[
 class AgentEntry(InputModel):
     """One agent to run: a string in the config is shorthand for ``{agent: <string>}``."""
 
-    agent: NonEmptyStr
+    agent: FolderName
     """Adapter name: a built-in (``claude-code``, ``codex`` …) or a key of ``adapters``."""
-    name: NonEmptyStr | None = None
-    """Explicit display name; wins over the generated ``agent|model``."""
+    name: FolderName | None = None
+    """Explicit display name; wins over the generated ``agent|model``. It names a folder:
+    no ``/``, ``\\``, leading ``.`` or control characters, at most 255 bytes."""
     model: NonEmptyStr | None = None
     """Passed verbatim to the agent CLI."""
     endpoint: NonEmptyStr | None = None
@@ -68,24 +82,17 @@ class AgentEntry(InputModel):
     def _lower(cls, value: str) -> str:
         return value.lower()
 
-    @field_validator("name", mode="after")
-    @classmethod
-    def _path_safe(cls, value: str | None) -> str | None:
-        if value is not None and ("/" in value or "\\" in value or value.startswith(".")):
-            raise ValueError("a name without '/', '\\' or a leading '.' (it names a folder)")
-        return value
-
 
 class ScoringWeights(InputModel):
     """Weights of the four dimensions in the composite."""
 
-    goal_achievement: float = Field(ge=0)
-    environment: float = Field(ge=0)
-    service: float = Field(ge=0)
-    agent: float = Field(ge=0)
+    goal_achievement: Weight
+    environment: Weight
+    service: Weight
+    agent: Weight
 
     @model_validator(mode="after")
-    def _sum_to_one(self) -> ScoringWeights:
+    def _sum_to_one(self) -> "ScoringWeights":
         values = [self.goal_achievement, self.environment, self.service, self.agent]
         total = sum(values)
         if total == 0:
@@ -103,29 +110,37 @@ class LimitsSettings(InputModel):
     scenario: Limit | None = None
     """Default per-job budget; time defaults to 15 minutes."""
 
+    @field_validator("run", mode="after")
+    @classmethod
+    def _no_run_output(cls, value: Limit | None) -> Limit | None:
+        # What an agent prints is held per job; a run-wide sum would bound nothing.
+        if value is not None and value.output is not None:
+            raise ValueError(
+                "no output limit here: output limits are per job; "
+                "set settings.limits.scenario.output (or a scenario's limits.output)"
+            )
+        return value
+
 
 class RemotesSettings(InputModel):
     """Settings for remote scenario sources (not supported yet; modelled for AXIS configs)."""
 
-    max_depth: int = Field(default=1, gt=0, alias="maxDepth")
+    max_depth: Annotated[int, Bounds(gt=0, le=MAX_REMOTE_DEPTH)] = Field(
+        default=1, alias="maxDepth"
+    )
 
 
 class Settings(InputModel):
     """Run settings."""
 
-    concurrency: int = Field(default=DEFAULT_CONCURRENCY, gt=0, strict=True)
-    """Jobs at once; ``--concurrency`` wins."""
+    concurrency: Concurrency = DEFAULT_CONCURRENCY
+    """Jobs at once (at most 1000); ``--concurrency`` wins."""
     runs: RunCount | None = None
     """Default repeat count: odd, 1 to 19."""
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     scoring_weights: ScoringWeights | None = None
     """Composite weights; default 0.4 / 0.2 / 0.2 / 0.2."""
     remotes: RemotesSettings | None = None
-
-    @field_validator("runs", mode="after")
-    @classmethod
-    def _odd_runs(cls, value: int | None) -> int | None:
-        return check_runs(value)  # type: ignore[no-any-return]
 
 
 class Judging(InputModel):
@@ -136,18 +151,21 @@ class Judging(InputModel):
     """API judge, ``anthropic:<model>`` or ``openai:<model>``."""
     base_url: NonEmptyStr | None = None
     """Any server compatible with that API."""
-    api_key_env: NonEmptyStr | None = None
+    api_key_env: EnvName | None = None
     """The variable holding the API judge's key; default ``ANTHROPIC_API_KEY`` or
     ``OPENAI_API_KEY`` by provider."""
-    concurrency: int = Field(default=DEFAULT_JUDGE_CONCURRENCY, gt=0, strict=True)
-    """Judge calls at once, shared by all jobs; lowered while the API answers 429 and
-    raised back after successes."""
-    context_tokens: int = Field(default=DEFAULT_JUDGE_CONTEXT_TOKENS, ge=4000, strict=True)
+    concurrency: Concurrency = DEFAULT_JUDGE_CONCURRENCY
+    """Judge calls at once (at most 1000), shared by all jobs; lowered while the API answers
+    429 and raised back after successes."""
+    context_tokens: Annotated[int, Field(strict=True), Bounds(ge=4000, le=MAX_TOKENS)] = (
+        DEFAULT_JUDGE_CONTEXT_TOKENS
+    )
     """The judge's context budget (tokens counted as characters / 4); longer transcripts
     are judged in chunks that each carry the sparse index."""
-    timeout_seconds: float = Field(default=DEFAULT_JUDGE_TIMEOUT_S, gt=0)
-    """One API judge call's time limit (timeouts are retried); an agent judge's whole run."""
-    max_attempts: int = Field(default=DEFAULT_JUDGE_ATTEMPTS, ge=1, le=20, strict=True)
+    timeout_seconds: Seconds = DEFAULT_JUDGE_TIMEOUT_S
+    """One API judge call's time limit (timeouts are retried); an agent judge's whole run;
+    at most 7 days."""
+    max_attempts: Annotated[int, Field(strict=True), Bounds(ge=1, le=20)] = DEFAULT_JUDGE_ATTEMPTS
     """Tries per call on 429, 5xx, timeouts and connection errors before the score is
     withheld."""
 
@@ -171,7 +189,7 @@ class DeclarativeAdapter(InputModel):
     prompt_via: Literal["argv", "stdin"] = "argv"
     output: Literal["text", "ndjson"] = "text"
     """``text``: stdout is the answer; ``ndjson``: axis-eval's normalized events."""
-    required_env: list[NonEmptyStr] = Field(default_factory=empty_list)
+    required_env: list[EnvName] = Field(default_factory=empty_list)
     """Variables the agent needs; checked before any job starts."""
 
 
@@ -197,7 +215,7 @@ ScenarioSource = Annotated[
 ]
 
 
-class Config(InputModel):
+class Config(FileRoot):
     """An ``axis.config.*`` file."""
 
     schema_: str | None = Field(default=None, alias="$schema")
@@ -209,7 +227,7 @@ class Config(InputModel):
     agents: list[AgentEntry] = Field(min_length=1)
     """Agents to run every scenario with."""
     adapters: dict[str, AdapterRef] = Field(default_factory=dict)
-    """Custom adapters by name."""
+    """Custom adapters by name (agents name them, so each name is a folder name too)."""
     include: list[NonEmptyStr] | None = None
     """The default suite: scenario globs to run (omitted = all)."""
     exclude: list[NonEmptyStr] | None = None
@@ -217,7 +235,7 @@ class Config(InputModel):
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Named overlays chosen with ``--profile``: deep-merged; include/exclude replaced."""
     settings: Settings = Field(default_factory=Settings)
-    env: list[NonEmptyStr] = Field(default_factory=empty_list)
+    env: list[EnvName] = Field(default_factory=empty_list)
     """Names of variables passed through to agents and scripts."""
     mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
     skills: list[str] = Field(default_factory=empty_list)
@@ -244,6 +262,12 @@ class Config(InputModel):
     @classmethod
     def _one_env(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("adapters", mode="after")
+    @classmethod
+    def _adapter_names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        check_keys(value, folder_name_problem)
+        return value
 
 
 def weights_of(config: Config) -> dict[str, float]:

@@ -1,13 +1,21 @@
 """The scenario file format, judge checks, and variant expansion."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator, model_validator
 
 from axis_eval._util.defaults import empty_list
-from axis_eval.config._base import InputModel, NonEmptyStr, RunCount, by_kind, check_runs
+from axis_eval.config._base import (
+    EnvName,
+    FileRoot,
+    InputModel,
+    NonEmptyStr,
+    RunCount,
+    ScenarioKey,
+    Weight,
+    by_kind,
+)
+from axis_eval.config._text import check_keys, env_name_problem
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
 
 VARIANT_NAME_PATTERN = r"^[a-zA-Z0-9_-]+$"
@@ -18,8 +26,9 @@ class JudgeCheck(InputModel):
 
     check: NonEmptyStr
     """What the judge verifies, in plain words."""
-    weight: float | None = Field(default=None, ge=0)
-    """Relative weight; unweighted checks share what the weighted ones leave of 1."""
+    weight: Weight | None = None
+    """Relative weight (0 to a million); unweighted checks share what the weighted ones
+    leave of 1."""
     run: NonEmptyStr | None = None
     """A deterministic check instead of a judged one: a shell command run in the workspace
     after the agent finishes (before artifacts and judges); exit 0 scores 10, else 0."""
@@ -37,7 +46,7 @@ Judge = Annotated[
 
 
 ScenarioEnv = Annotated[
-    Annotated[list[str], Tag("<names>")] | Annotated[dict[str, str], Tag("<values>")],
+    Annotated[list[EnvName], Tag("<names>")] | Annotated[dict[str, str], Tag("<values>")],
     by_kind(
         "axis_env",
         "a list of variable names or a NAME: value mapping",
@@ -87,10 +96,12 @@ class _ScenarioFields(InputModel):
     def _rubric(cls, data: Any) -> Any:
         return _rename_rubric(data)
 
-    @field_validator("runs", mode="after")
+    @field_validator("env", mode="after")
     @classmethod
-    def _odd_runs(cls, value: int | None) -> int | None:
-        return check_runs(value)  # type: ignore[no-any-return]
+    def _env_names(cls, value: list[str] | dict[str, str] | None) -> Any:
+        if isinstance(value, dict):
+            check_keys(value, env_name_problem)
+        return value
 
     @field_validator("agents", mode="after")
     @classmethod
@@ -105,18 +116,19 @@ class ScenarioVariant(_ScenarioFields):
     """Letters, digits, ``-`` and ``_``; the job key becomes ``<base>@<name>``."""
 
 
-class ScenarioInput(_ScenarioFields):
+class ScenarioInput(_ScenarioFields, FileRoot):
     """A scenario file (or an inline scenario in the config) as written."""
 
-    key: NonEmptyStr | None = None
-    """Required for inline scenarios; a file's key comes from its path."""
+    key: ScenarioKey | None = None
+    """Required for inline scenarios; a file's key comes from its path. Parts separated by
+    ``/`` become folders: none empty, ``.`` or ``..``, without ``\\`` or control characters."""
     name: NonEmptyStr
     """Human-readable title."""
     variants: list[ScenarioVariant] | None = None
     """When present, the base is a template and only the variants run."""
 
     @model_validator(mode="after")
-    def _required_and_unique(self) -> ScenarioInput:
+    def _required_and_unique(self) -> "ScenarioInput":
         if self.variants:
             seen: set[str] = set()
             for variant in self.variants:

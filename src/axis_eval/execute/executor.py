@@ -15,6 +15,7 @@ from typing import Protocol
 
 from axis_eval.execute.job import JobContext, cancelled_outcome, run_job
 from axis_eval.execute.models import JobOutcome
+from axis_eval.execute.process.fds import FDS_PER_JOB, fit_concurrency
 from axis_eval.planning.models import JobSpec
 
 
@@ -32,14 +33,23 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Runs jobs in this process's event loop (the ``--concurrency`` pool)."""
+    """Runs jobs in this process's event loop (the ``--concurrency`` pool).
 
-    def __init__(self, concurrency: int) -> None:
-        self._capacity = concurrency
+    Every running job holds file descriptors here (its agent's pipes, a pidfd, sockets of
+    the scripted model server), so the bound is fitted to this process's descriptor limit
+    (:func:`~axis_eval.execute.process.fds.fit_concurrency`: the soft limit is raised if
+    the hard one allows, the concurrency lowered if it still does not fit); ``notice`` then
+    says so, for the caller to show once.
+    """
+
+    def __init__(self, concurrency: int, *, fds_per_job: int = FDS_PER_JOB) -> None:
+        self.requested = concurrency
+        """The concurrency asked for."""
+        self._capacity, self.notice = fit_concurrency(concurrency, fds_per_job)
 
     @property
     def capacity(self) -> int:
-        """The concurrency bound."""
+        """The concurrency bound: the requested one, or what the descriptor limit allows."""
         return self._capacity
 
     async def execute(self, spec: JobSpec, ctx: JobContext) -> JobOutcome:

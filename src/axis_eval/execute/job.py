@@ -226,6 +226,7 @@ async def _run_agent(
         cancel=ctx.stop.event,
         on_tokens=_token_gate(spec, ctx),
         spawner=ctx.spawner,
+        output=spec.output_limit,
     )
     control.cancel_reason = ctx.stop.reason
     await run_agent(adapter, inp, control, into=outcome)

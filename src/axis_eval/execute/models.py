@@ -1,7 +1,5 @@
 """What a job returns: serializable, so a remote executor can send it back whole."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from axis_eval._types import ErrorKind, JobStatus, OutputModel, WorkspaceFile
@@ -28,7 +26,8 @@ class AgentRun(OutputModel):
     transcript: Transcript | None = None
     raw_output: list[str] = Field(default_factory=empty_list)
     """stdout: one item per non-blank line (lines mode), per decoded chunk (aggregate) or
-    per JSON-RPC message (ACP)."""
+    per JSON-RPC message (ACP); its first and last 4 MiB, with a note of what was left out
+    between them (:class:`~axis_eval.adapters.supervision.RawOutput`)."""
     stderr: str = ""
     """The last 100,000 bytes of stderr, decoded."""
     exit_code: int | None = None

@@ -4,8 +4,15 @@ This is the one supervisor of every kind of agent (a stream adapter's CLI, an AC
 judge agent, the task runner's goal agent). The adapter says how to start the agent and
 how to read it (:mod:`axis_eval.adapters.readers`); everything about the process is
 decided here: the spawn (through the caller's :data:`~axis_eval.execute.process.Spawner`,
-:func:`~axis_eval.execute.process.spawn` by default), the time limit, the token limit, a
-cancel, stderr, the warnings, and the run's error and exit code.
+:func:`~axis_eval.execute.process.spawn` by default), the time limit, the token limit, the
+output limits, a cancel, stderr, the warnings, and the run's error and exit code.
+
+Output limits (``RunControl.output``, the config's ``limits.output``): stdout reaches the
+adapter's reader through a pump that counts it, with stderr, against ``bytes``; past it
+nothing more is handed on and the agent is stopped. The transcript's caps (``events``,
+``transcript_bytes``) are the builder's; reaching one stops the agent the same way. Every
+buffer on the way is bounded, and a slow reader makes the agent wait on its pipe: the pump
+pauses while the reader's buffer is full.
 
 :func:`run_agent` never raises for anything the agent or the adapter's callbacks do: every
 problem ends up in the record it fills (``error``, ``error_kind``, ``warnings``). The
@@ -26,14 +33,17 @@ from typing import Any, TypeVar, overload
 from axis_eval._types import ErrorKind
 from axis_eval.adapters.base import AdapterInput, AgentAdapter
 from axis_eval.adapters.supervision import (
+    MAX_LINE_BYTES,
     NOT_JSON,
     OutputReader,
     Reading,
     describe,
     exit_message,
+    kept_output,
     stderr_tail,
 )
-from axis_eval.adapters.transcript_builder import TranscriptBuilder
+from axis_eval.adapters.transcript_builder import TranscriptBuilder, size_text
+from axis_eval.config.output_limit import OutputLimit
 from axis_eval.execute.models import AgentRun
 from axis_eval.execute.process import ManagedProcess, Spawner, spawn
 from axis_eval.execute.supervise_start import MAX_ARG_BYTES, Refused, start_agent
@@ -51,6 +61,7 @@ __all__ = [
 STDERR_CAP_BYTES = 100_000
 """stderr keeps at most this many trailing bytes."""
 _READ_BYTES = 64 * 1024
+_PUMP_BYTES = 1024 * 1024  # one read drains what the pipe's reader buffered (≤ 2 × its limit)
 _READER_LIMIT_S = 30.0  # after stop() closed the pipes, readers only drain what is buffered
 _AFTER_EXIT_S = 2.0  # a conversing agent exited unanswered: time for its last messages
 _EXIT_WAIT_S = 1.0  # a conversing agent answered and got EOF: time to exit on its own
@@ -83,6 +94,9 @@ class RunControl:
     spawner: Spawner = spawn
     """What starts the agent: this host's process groups by default; a sandbox backend
     passes its own (the supervisor only uses what :class:`ManagedProcess` declares)."""
+    output: OutputLimit = field(default_factory=OutputLimit)
+    """How much the agent may print and the transcript keep; past a cap the agent is
+    stopped and the run ends with kind ``output_limit``."""
 
 
 R = TypeVar("R", bound=AgentRun)
@@ -134,29 +148,107 @@ class _Notes:
         return out
 
 
+class _Flow(asyncio.ReadTransport):
+    """The pump's side of the reader's stream: the stream pauses it while its buffer holds
+    more than twice its limit (as a pipe's transport is paused), and resumes it below."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready = asyncio.Event()
+        self.ready.set()
+        self.gone = False
+        """The reader is done: what still comes is counted, not handed on."""
+
+    def pause_reading(self) -> None:
+        self.ready.clear()
+
+    def resume_reading(self) -> None:
+        self.ready.set()
+
+    def is_reading(self) -> bool:
+        return self.ready.is_set()
+
+    def reader_done(self, *_: object) -> None:
+        self.gone = True
+        self.ready.set()
+
+
 class _Run:
     """One run's state: its notes, stderr, the token count and why it stopped."""
 
     def __init__(self, adapter: AgentAdapter[Any], inp: AdapterInput, control: RunControl):
         self.inp = inp
         self.control = control
-        self.builder = TranscriptBuilder(adapter.name, inp.agent.model)
-        self.builder.user(inp.prompt)
         self.notes = _Notes(self.output_grew)
         self.reader: OutputReader | None = None
         self.stop: tuple[ErrorKind, str] | None = None
         self.tokens_seen = 0
         self.stderr = bytearray()
         self.stderr_bytes = 0
+        self.printed = 0
+        """Bytes of stdout and stderr read so far (what ``limits.output.bytes`` caps)."""
+        self.capped = False
+        """An output cap was reached: what still comes is not handed on."""
         self.t0 = time.monotonic()
         self._wake: asyncio.Future[None] | None = None
         """Resolved by whichever comes first: exit, limit, time, cancel (or an answer)."""
+        caps = control.output
+        self.builder = TranscriptBuilder(
+            adapter.name,
+            inp.agent.model,
+            max_entries=caps.events,
+            max_text_bytes=caps.transcript_bytes,
+            on_limit=self.output_limit,
+        )
+        self.builder.user(inp.prompt)
 
     def rouse(self, *_: object) -> None:
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
 
     # -- while it runs ----------------------------------------------------------------
+
+    def output_limit(self, message: str) -> None:
+        """An output cap was reached: nothing more is handed on, and the agent is stopped
+        (the run ends with this, unless something stopped it first)."""
+        self.capped = True
+        if self.stop is None:
+            self.stop = ("output_limit", message)
+            self.rouse()
+
+    def count(self, chunk: bytes) -> bytes:
+        """Count ``chunk`` against the printed-bytes cap; the part within it (all of it, or
+        its start when this is where the cap is passed, then the agent is stopped)."""
+        cap = self.control.output.bytes
+        room = cap - self.printed
+        self.printed += len(chunk)
+        if len(chunk) <= room:
+            return chunk
+        self.output_limit(
+            f"Output limit reached: the agent printed more than {size_text(cap)} "
+            "on stdout and stderr (limits.output.bytes)"
+        )
+        return chunk[: max(room, 0)]
+
+    async def pump(
+        self, source: asyncio.StreamReader, sink: asyncio.StreamReader, flow: _Flow
+    ) -> None:
+        """Hand stdout to the reader's stream, counted; pause while the reader is behind.
+
+        Past the printed-bytes cap (or any output cap) nothing more is handed on: the
+        reader gets EOF and finishes with what came before.
+        """
+        try:
+            while not self.capped and (chunk := await source.read(_PUMP_BYTES)):
+                chunk = self.count(chunk)
+                if flow.gone:
+                    continue  # the conversation is over: counted, dropped
+                if chunk:
+                    sink.feed_data(chunk)
+                if not flow.ready.is_set():
+                    await flow.ready.wait()
+        finally:
+            sink.feed_eof()
 
     def output_grew(self) -> None:
         """Re-check the token limit (the reader read more)."""
@@ -182,16 +274,29 @@ class _Run:
 
     async def read_stderr(self, reader: asyncio.StreamReader) -> None:
         while chunk := await reader.read(_READ_BYTES):
+            chunk = self.count(chunk)
             self.stderr_bytes += len(chunk)
             self.stderr += chunk
             if len(self.stderr) > 2 * STDERR_CAP_BYTES:
                 del self.stderr[:-STDERR_CAP_BYTES]
+            if self.capped:  # the rest is beyond the cap; the pipe closes on the stop
+                break
 
     async def supervise(self, proc: ManagedProcess, reader: OutputReader) -> None:
         """Stream the output until the agent is done or must be stopped, then stop it."""
         loop = asyncio.get_running_loop()
-        out = asyncio.ensure_future(reader.read(proc.stdout, proc.stdin))
-        readers = [out, asyncio.ensure_future(self.read_stderr(proc.stderr))]
+        # The reader reads its own stream, fed by the pump: its line limit is ours (an
+        # ACP reader's readline), and every byte is counted before any reader sees it.
+        stdout = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+        flow = _Flow()
+        stdout.set_transport(flow)
+        out = asyncio.ensure_future(reader.read(stdout, proc.stdin))
+        out.add_done_callback(flow.reader_done)
+        readers = [
+            out,
+            asyncio.ensure_future(self.read_stderr(proc.stderr)),
+            asyncio.ensure_future(self.pump(proc.stdout, stdout, flow)),
+        ]
         # One future woken by whichever comes first, instead of a task per cause raced by
         # asyncio.wait(): a measurable share of an instant job.
         self._wake = loop.create_future()
@@ -315,7 +420,7 @@ class _Run:
         reading: Reading,
     ) -> R:
         record.transcript = transcript
-        record.raw_output = self.reader.raw_output if self.reader is not None else []
+        record.raw_output = kept_output(self.reader.raw_output) if self.reader is not None else []
         record.stderr = stderr
         record.exit_code = exit_code
         record.result = transcript.result

@@ -14,7 +14,7 @@ from typing import Any
 from axis_eval._types import ErrorKind
 from axis_eval.adapters.base import AdapterConfigError, AdapterInput, AgentAdapter, command_line
 from axis_eval.adapters.readers import open_reader
-from axis_eval.adapters.supervision import OutputReader, RunNotes, describe
+from axis_eval.adapters.supervision import OutputReader, RawOutput, RunNotes, describe
 from axis_eval.adapters.transcript_builder import TranscriptBuilder
 from axis_eval.execute.process import ManagedProcess, ProcessSpec, Spawner, SpawnFailed
 
@@ -97,6 +97,8 @@ async def start_agent(
         raise Refused("spawn", exc.message) from exc
     except Exception as exc:
         raise Refused("spawn", f"{name}: {describe(exc)}") from exc
+    if type(reader.raw_output) is list and not reader.raw_output:
+        reader.raw_output = RawOutput()  # bounded, whichever reader it is
     stdin_data = reader.stdin_data()
     prompt_on_argv = stdin_data is None and not reader.converses
     _check_argv(adapter, argv, inp.prompt, prompt_on_argv)

@@ -11,6 +11,8 @@ The modules, in the order a run meets them:
   writer, stop signal, token budget, scorer, job context) and the guards around them
   (signals, subreaper, sentinel, orphan reaper, time limit).
 - :mod:`.resume`: ``--resume``: the plan to finish and the kept runs scored beside it.
+- :mod:`.crash`: the safety net: whatever ends a run early closes its report (``crashed``
+  or ``interrupted``), never left ``running``; :class:`~.crash.RunCrashed` (exit code 3).
 - :mod:`.engine`: :func:`run` / :func:`run_async`, the steps in order.
 
 Names load on first use (this file imports no module of the package up front), as for
@@ -26,6 +28,7 @@ from axis_eval._util.lazy import lazy_exports
 if TYPE_CHECKING:
     from axis_eval.pipeline.checks import load_adapters as load_adapters
     from axis_eval.pipeline.checks import preflight as preflight
+    from axis_eval.pipeline.crash import RunCrashed as RunCrashed
     from axis_eval.pipeline.engine import run as run
     from axis_eval.pipeline.engine import run_async as run_async
     from axis_eval.pipeline.options import RunAborted as RunAborted
@@ -37,6 +40,7 @@ _EXPORTS = {
     "RunAborted": ".options",
     "RunOptions": ".options",
     "RunOutcome": ".options",
+    "RunCrashed": ".crash",
     "config_hash": ".options",
     "load_adapters": ".checks",
     "preflight": ".checks",

@@ -13,7 +13,7 @@ from axis_eval.errors import EXIT_SIGINT, EXIT_SIGTERM
 from axis_eval.execute.executor import schedule
 from axis_eval.execute.process import new_run_token, pidfd_child_watcher
 from axis_eval.execute.scripted_model import EmbeddedModelServer
-from axis_eval.pipeline import hooks, resume
+from axis_eval.pipeline import crash, hooks, resume
 from axis_eval.pipeline.checks import load_adapters, preflight, run_redactor, unique_agents
 from axis_eval.pipeline.options import RunOptions, RunOutcome, config_hash
 from axis_eval.pipeline.session import RunSession
@@ -23,7 +23,14 @@ from axis_eval.progress import Display, NullDisplay
 from axis_eval.report.models import ReportManifest
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.aggregate import PassGate
-from axis_eval.runs.store import ReportStore, new_report_id, report_folder, reports_root
+from axis_eval.runs.store import (
+    REPORTS_DIR,
+    ReportStore,
+    check_folders,
+    new_report_id,
+    report_folder,
+    reports_root,
+)
 from axis_eval.runs.writer import ReportWriter
 
 Adapters = dict[str, AgentAdapter[Any]]
@@ -34,17 +41,35 @@ def run(options: RunOptions) -> RunOutcome:
 
     Raises:
         ConfigError, UsageError, PreflightError: before anything runs (exit code 2).
+        RunCrashed: a bug ended the run after its report was opened; the report is
+            closed ``crashed`` (exit code 3, see :mod:`.crash`).
     """
+    report = crash.OpenReport(options.loaded.config_dir)
     with pidfd_child_watcher():
-        return asyncio.run(run_async(options))
+        try:
+            return asyncio.run(_run_async(options, report))
+        except BaseException as exc:
+            # Only what left the event loop without passing through _execute's handler
+            # (a KeyboardInterrupt or SystemExit raised inside a task) is still open here.
+            report.sweep()
+            raised = report.close_after(exc)
+            if raised is None or raised is exc:
+                raise
+            raise raised from exc
 
 
 async def run_async(options: RunOptions) -> RunOutcome:
     """Plan, check, run every job of the plan and write the report; see :func:`run`."""
+    return await _run_async(options, crash.OpenReport(options.loaded.config_dir))
+
+
+async def _run_async(options: RunOptions, report: crash.OpenReport) -> RunOutcome:
     loaded = options.loaded
     environ = dict(options.environ if options.environ is not None else os.environ)
     display = options.display or NullDisplay()
     the_plan = resume.resume_plan(options) if options.resume else plan(loaded, options.selection)
+    # Where the report goes, before any hook or job: a `.axis` that is a file fails here.
+    check_folders(loaded.config_dir, REPORTS_DIR)
     for line in the_plan.warnings:
         display.message(f"warning: {line}")
     for line in the_plan.notes:
@@ -53,7 +78,7 @@ async def run_async(options: RunOptions) -> RunOutcome:
     try:
         adapters, judge_adapters = _check(options, the_plan, environ, scripted)
         return await _execute(
-            options, the_plan, adapters, judge_adapters, environ, display, scripted
+            options, the_plan, adapters, judge_adapters, environ, display, scripted, report
         )
     finally:
         if scripted is not None:
@@ -101,35 +126,65 @@ async def _execute(
     environ: dict[str, str],
     display: Display,
     scripted: EmbeddedModelServer | None,
+    report: crash.OpenReport,
 ) -> RunOutcome:
-    """beforeAll → open the report → run the pending jobs (and score kept runs) → finish."""
+    """beforeAll → open the report → run the pending jobs (and score kept runs) → finish.
+
+    Once the report is open, whatever ends the run early closes it (:mod:`.crash`): it
+    never stays ``running``.
+    """
     token = new_run_token()
     hook_env = hooks.hook_env(environ, options.loaded)
     notes = await hooks.before_all(options.loaded, hook_env, token, display)
-    writer = _open_report(options, the_plan, adapters, environ, display)
-    writer.manifest.before_all_output = notes
-    writer.flush()
-    session = RunSession(
-        options,
-        writer,
-        display,
-        token=token,
-        environ=environ,
-        adapters=adapters,
-        judge_adapters=judge_adapters,
-        scripted=scripted,
-    )
-    display.start(the_plan, writer.store.report_id)  # a resumed report's kept jobs included
-    to_score = resume.start_kept_runs(session)
-    async with session.guarded():
-        await asyncio.gather(
-            schedule(writer.pending, session.executor, session.ctx, session.on_result),
-            resume.score_kept(session, to_score),
+    writer = _open_report(options, the_plan, adapters, environ)
+    report.opened(writer, display, token)
+    try:
+        if options.resume is not None:
+            display.message(
+                f"Resuming report {writer.store.report_id}: {len(writer.kept)} finished "
+                f"job(s) kept, {len(writer.pending)} to run."
+            )
+        writer.manifest.before_all_output = notes
+        writer.flush()
+        session = RunSession(
+            options,
+            writer,
+            display,
+            token=token,
+            environ=environ,
+            adapters=adapters,
+            judge_adapters=judge_adapters,
+            scripted=scripted,
         )
-    if scripted is not None:
-        writer.manifest.model_server = scripted.summary()
-        writer.store.write_lines("model-server.ndjson", scripted.log_lines())
-    return await _finish(session, hook_env)
+        await _run_jobs(session, the_plan)
+        if scripted is not None:
+            writer.manifest.model_server = scripted.summary()
+            writer.store.write_lines("model-server.ndjson", scripted.log_lines())
+        outcome = await _finish(session, hook_env)
+    except BaseException as exc:
+        raised = report.close_after(exc)
+        if raised is None or raised is exc:
+            raise
+        raise raised from exc
+    report.settled = True
+    return outcome
+
+
+async def _run_jobs(session: RunSession, the_plan: Plan) -> None:
+    """The pending jobs, and the kept runs to score beside them, inside the guards.
+
+    One task group: when either side fails, the other is cancelled (its running agents
+    stopped) before the error leaves the guards, which then sweep what is left.
+    """
+    writer = session.writer
+    session.display.start(the_plan, writer.store.report_id)  # a resumed report's kept jobs
+    to_score = resume.start_kept_runs(session)
+    async with session.guarded(), asyncio.TaskGroup() as group:
+        group.create_task(
+            schedule(writer.pending, session.executor, session.ctx, session.on_result)
+        )
+        if to_score:
+            group.create_task(resume.score_kept(session, to_score))
 
 
 def _open_report(
@@ -137,7 +192,6 @@ def _open_report(
     the_plan: Plan,
     adapters: Adapters,
     environ: dict[str, str],
-    display: Display,
 ) -> ReportWriter:
     """A new report folder, or the resumed report's own (its finished runs kept)."""
     loaded = options.loaded
@@ -157,11 +211,6 @@ def _open_report(
         sparse_index=options.score,
     )
     writer.manifest.config_hash = config_hash(loaded)
-    if previous is not None:
-        display.message(
-            f"Resuming report {previous.report_id}: {len(writer.kept)} finished job(s) kept, "
-            f"{len(writer.pending)} to run."
-        )
     return writer
 
 
@@ -188,7 +237,12 @@ async def _finish(session: RunSession, hook_env: dict[str, str]) -> RunOutcome:
             manifest = writer.finish("finished", code)
     _write_html(writer.store.folder, manifest, display)
     display.stop()
-    return RunOutcome(manifest=manifest, report_dir=writer.store.folder, exit_code=code)
+    return RunOutcome(
+        manifest=manifest,
+        report_dir=writer.store.folder,
+        exit_code=code,
+        redactor=writer.store.redactor,
+    )
 
 
 def _write_html(folder: Path, manifest: ReportManifest, display: Display) -> None:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from axis_eval.config.models import LoadedConfig
-from axis_eval.errors import AxisError
+from axis_eval.errors import AxisError, UsageError
 from axis_eval.execute.executor import Executor
 from axis_eval.execute.job import Scorer
 from axis_eval.planning.matrix import Selection
 from axis_eval.progress import Display
+from axis_eval.redact import Redactor
 from axis_eval.report.models import ReportManifest
 
 
@@ -50,6 +52,32 @@ class RunOptions:
     force: bool = False
     """``--force``: resume even when the config changed since the report started."""
 
+    def __post_init__(self) -> None:
+        """The numbers a caller passes are checked as the CLI checks its flags: a NaN
+        grace period would mean an agent that is never killed.
+
+        Raises:
+            UsageError: a number that is NaN, infinite or out of its range (exit 2).
+        """
+        _check_number("grace_s", self.grace_s, low=0)
+        if self.min_pass_rate is not None:
+            _check_number("min_pass_rate", self.min_pass_rate, low=0, high=1)
+        _check_number("pass_score", self.pass_score, low=0, high=100)
+        if self.concurrency is not None:
+            _check_number("concurrency", self.concurrency, low=1)
+
+
+def _check_number(name: str, value: float, *, low: float, high: float | None = None) -> None:
+    expected = f"a number from {low:g} to {high:g}" if high is not None else f"a number >= {low:g}"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        raise UsageError(f"RunOptions.{name}: expected {expected}, found {value!r}")
+
 
 @dataclass
 class RunOutcome:
@@ -58,6 +86,8 @@ class RunOutcome:
     manifest: ReportManifest
     report_dir: Path
     exit_code: int
+    redactor: Redactor | None = None
+    """The run's redactor (what the CLI masks in a traceback written after the run)."""
 
 
 def config_hash(loaded: LoadedConfig) -> str:

@@ -81,6 +81,8 @@ class RunSession:
         self.budget = RunBudget(run_limit.tokens if run_limit else None, self.stop)
         self.concurrency = options.concurrency or settings.concurrency
         self.executor = options.executor or LocalExecutor(self.concurrency)
+        if isinstance(self.executor, LocalExecutor) and self.executor.notice:
+            display.message(f"warning: {self.executor.notice}")  # the fd limit lowered it
         self.received: list[str] = []
         """The signals received, in order (the first decides the exit code)."""
         self.scorer = _scorer(options, judge_adapters, environ, writer, token, scripted)
@@ -152,8 +154,13 @@ class RunSession:
         def handler(sig: signal.Signals) -> None:
             name = sig.name
             if self.received:
-                self.display.stop()
-                os._exit(EXIT_SIGTERM if name == "SIGTERM" else EXIT_SIGINT)
+                code = EXIT_SIGTERM if name == "SIGTERM" else EXIT_SIGINT
+                # Exit at once, but not with the report saying `running`: one last write
+                # (the sentinel then kills the agents as this process goes).
+                self.writer.close("interrupted", code, None)
+                with contextlib.suppress(Exception):
+                    self.display.stop()
+                os._exit(code)
             self.received.append(name)
             self.display.message(
                 f"{name} received — stopping: running jobs are cancelled, nothing new starts. "

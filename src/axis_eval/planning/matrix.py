@@ -9,6 +9,7 @@ from axis_eval.adapters.registry import resolve, resolve_custom
 from axis_eval.config._base import check_runs
 from axis_eval.config.discover import Discovery, discover
 from axis_eval.config.models import DEFAULT_SCENARIO_MINUTES, Config, LoadedConfig
+from axis_eval.config.output_limit import OutputLimit
 from axis_eval.config.scenario import Scenario
 from axis_eval.errors import UsageError
 from axis_eval.planning.models import AgentSpec, JobSpec, Pair, Plan
@@ -124,8 +125,12 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
     jobs = _jobs(pairs, config, loaded.config_dir)
     if not jobs:
         raise UsageError(
-            "no jobs to run: the selection is empty",
-            hint=_empty_hint(len(found.scenarios), s_patterns, a_patterns, skipped),
+            "no jobs to run: the selection is empty" + _failures_text(found),
+            hint=(
+                "every scenario file found failed to load: fix the files listed above"
+                if found.load_failures and not found.scenarios
+                else _empty_hint(len(found.scenarios), s_patterns, a_patterns, skipped)
+            ),
         )
     return _assemble(loaded, agents, pairs, jobs, sorted(skipped), found, warnings)
 
@@ -199,6 +204,7 @@ def _jobs(
                     run_count=runs,
                     time_limit_s=(minutes or DEFAULT_SCENARIO_MINUTES) * 60.0,
                     token_limit=limit.tokens if limit else None,
+                    output_limit=limit.output if limit and limit.output else OutputLimit(),
                     env_pass=_dedupe(list(config.env) + list(env_names)),
                     env_set=dict(env_set),
                     mcp_servers={**config.mcp_servers, **scenario.mcp_servers},
@@ -235,6 +241,15 @@ def _never_run_warnings(config: Config, keys: list[str]) -> list[str]:
                 "it never runs"
             )
     return out
+
+
+def _failures_text(found: Discovery) -> str:
+    """The scenario files that failed to load, one a line: when they are why nothing runs,
+    the error shows them (a dry run with one good scenario lists them the same way)."""
+    if not found.load_failures:
+        return ""
+    lines = [f"\n  {f.path}: {f.error}" for f in found.load_failures]
+    return f"\nFailed to load ({len(lines)}):" + "".join(lines)
 
 
 def _empty_hint(

@@ -1,7 +1,5 @@
 """The job matrix: agents with display names, pairs, and serializable job specs."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -9,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from axis_eval._util.defaults import empty_list
 from axis_eval.config.actions import McpServer
 from axis_eval.config.discover import LoadFailure
+from axis_eval.config.output_limit import OutputLimit
 from axis_eval.config.scenario import Scenario
 
 
@@ -52,6 +51,8 @@ class JobSpec(_Frozen):
     time_limit_s: float
     """Per-job time limit: scenario ``limits``, else ``settings.limits.scenario``, else 15 min."""
     token_limit: int | None = None
+    output_limit: OutputLimit = Field(default_factory=OutputLimit)
+    """What the agent may print and the transcript keep: the ``limits.output`` in force."""
     env_pass: list[str] = Field(default_factory=empty_list)
     """Names passed through from the parent environment (config ``env`` + scenario list)."""
     env_set: dict[str, str] = Field(default_factory=dict)

@@ -5,8 +5,6 @@ Field names follow AXIS's manifest (camelCase: ``scenarioKey``, ``agentName``,
 Later versions only add fields; ``schemaVersion`` says which shape a file has.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import Field
@@ -208,7 +206,9 @@ class ReportManifest(OutputModel):
     report_id: str
     name: str | None = None
     state: ReportState = "running"
-    """``running`` while jobs are under way; unfinished runs are recorded as cancelled."""
+    """``running`` while jobs are under way; unfinished runs are recorded as cancelled.
+    ``finished``, ``interrupted`` (a signal) or ``crashed`` (a bug: see ``error``) after;
+    ``axis run --resume`` finishes an interrupted or crashed report."""
     started_at: str
     timestamp: str
     """When the run ended (or the manifest was last written while running)."""
@@ -233,6 +233,9 @@ class ReportManifest(OutputModel):
     after_all_output: str | None = None
     exit_code: int | None = None
     """The exit code ``axis run`` ended with."""
+    error: str | None = None
+    """State ``crashed``: what ended the run (the exception, one line); the full traceback
+    is in the report folder's ``crash.log``."""
 
 
 RESULT_FILE = "result.json"

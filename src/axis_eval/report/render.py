@@ -146,7 +146,7 @@ def render_report_detail(m: ReportManifest) -> str:
         f"AXIS Report: {m.report_id}" + (f" ({m.name})" if m.name else ""),
         f"  Timestamp:  {m.timestamp}",
         f"  Duration:   {format_ms(m.duration_ms)}",
-        f"  State:      {m.state}",
+        f"  State:      {m.state}" + (f" ({m.error})" if m.error else ""),
         f"  Pairs:      {', '.join(counts)} ({s.total} total)",
         f"  Runs:       {s.runs_total} total, {s.runs_failed} failed"
         + (f", {s.runs_cancelled} cancelled" if s.runs_cancelled else ""),
@@ -326,7 +326,7 @@ def render_run_summary(result: CiVerdicts) -> str:
         f"{format_ms(m.duration_ms)}",
     ]
     if m.state != "finished":
-        lines.append(f"  State:      {m.state}")
+        lines.append(f"  State:      {m.state}" + (f" ({m.error})" if m.error else ""))
     if s.average_axis_score is not None:
         lines.append(f"  AXIS Result: {s.average_axis_score:g} / 100 (average)")
     lines.append("")

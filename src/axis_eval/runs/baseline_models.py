@@ -8,13 +8,11 @@ composite of every scored run (``runScores``), their sample standard deviation
 those fields and read as single-run baselines.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
+from axis_eval._types import camel
 from axis_eval._util.defaults import empty_list
 from axis_eval.report.models import Reliability
 
@@ -28,7 +26,7 @@ class BaselineModel(BaseModel):
 
     model_config = ConfigDict(
         extra="ignore",
-        alias_generator=to_camel,
+        alias_generator=camel,
         populate_by_name=True,
         serialize_by_alias=True,
     )

@@ -4,13 +4,22 @@ The folder holds ``result.json`` (its :class:`RunEntry`, the job spec, the other
 names), the transcript, the judges' verdicts, the raw output, stderr, the sparse index and
 the collected artifacts. ``result.json`` is written last: a run folder with one is a run
 that finished, whatever happened to the manifest afterwards.
+
+Whatever the agent printed, writing its folder stays bounded: what a job holds is capped
+(``limits.output``), the transcript is written entry by entry (never as one string), and
+nothing here parses the agent's output in a way that can raise (a line of JSON nested too
+deep for the parser is simply not JSON).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+
+from pydantic_core import PydanticSerializationError
 
 from axis_eval.execute.models import JobOutcome
+from axis_eval.files import atomic_write_chunks
 from axis_eval.report.models import (
     RESULT_FILE,
     SPARSE_INDEX_FILE,
@@ -23,6 +32,7 @@ from axis_eval.report.models import (
 from axis_eval.runs import run_entry
 from axis_eval.runs.store import ReportStore, run_dir
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
+from axis_eval.transcript.models import Entry, Transcript
 from axis_eval.transcript.sparse_index import SparseIndex, build_sparse_index
 
 INLINE_TEXT_BYTES = 64 * 1024
@@ -101,7 +111,7 @@ def _save_files(store: ReportStore, outcome: JobOutcome, folder: str) -> dict[st
     """The transcript, verdicts, raw output and stderr; returns ``result.json``'s ``files``."""
     files: dict[str, str] = {}
     if outcome.transcript is not None:
-        store.write_json(f"{folder}/{TRANSCRIPT_FILE}", outcome.transcript)
+        _write_transcript(store, f"{folder}/{TRANSCRIPT_FILE}", outcome.transcript)
         files["transcript"] = f"{folder}/{TRANSCRIPT_FILE}"
     if outcome.verdicts is not None:
         store.write_json(f"{folder}/{VERDICTS_FILE}", outcome.verdicts)
@@ -148,14 +158,87 @@ def _write_sparse_index(store: ReportStore, folder: str, index: SparseIndex) -> 
     return relative
 
 
+_ENTRIES = '\n  "entries": []'
+"""How an empty ``entries`` list reads in a transcript written with ``indent=2``."""
+
+
+_STREAM_FROM = 1024 * 1024
+"""A transcript with more text than this is written entry by entry; a smaller one (most)
+in one piece, which costs less."""
+
+
+def _text_size(transcript: Transcript) -> int:
+    """About the characters a transcript holds (an upper bound of what its texts hold)."""
+    size = len(transcript.result or "")
+    for e in transcript.entries:
+        size += len(e.text or "")
+        if e.tool is not None:
+            size += len(e.tool.output or "") + e.tool.input_bytes
+    return size
+
+
+def _write_transcript(store: ReportStore, relative: str, transcript: Transcript) -> None:
+    """Write ``transcript.json`` as :meth:`ReportStore.write_json` would (the same bytes);
+    a large one one entry at a time, each redacted on its own: the file is never one
+    string (which, redacted and encoded, would cost four times the transcript)."""
+    if _text_size(transcript) <= _STREAM_FROM:
+        try:
+            store.write_json(relative, transcript)
+            return
+        except (PydanticSerializationError, ValueError, RecursionError):
+            pass  # an entry that cannot be serialized: one by one, that one as text
+    shell = transcript.model_copy(update={"entries": []})
+    head, found, tail = shell.model_dump_json(by_alias=True, indent=2).partition(_ENTRIES)
+    if not found:  # (the format changed): the plain way
+        store.write_json(relative, transcript)
+        return
+    redact = store.redactor.json_text
+
+    def chunks() -> Iterator[bytes]:
+        yield (redact(head) + '\n  "entries": [').encode("utf-8")
+        for i, entry in enumerate(transcript.entries):
+            text = _entry_json(entry).replace("\n", "\n    ")
+            yield (("," if i else "") + "\n    " + redact(text)).encode("utf-8")
+        yield (("\n  ]" if transcript.entries else "]") + redact(tail) + "\n").encode("utf-8")
+
+    atomic_write_chunks(store.path(relative), chunks())
+
+
+def _entry_json(entry: Entry) -> str:
+    """One entry as JSON; a tool input that cannot be serialized (a Python adapter's odd
+    value, nesting past the serializer's depth) is written as its text instead."""
+    try:
+        return entry.model_dump_json(by_alias=True, indent=2)
+    except (PydanticSerializationError, ValueError, RecursionError):
+        pass
+    tool = entry.tool
+    if tool is not None:
+        try:
+            shown = json.dumps(tool.input, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            shown = "(a value that cannot be written as JSON)"
+        fixed = entry.model_copy(update={"tool": tool.model_copy(update={"input": shown})})
+        try:
+            return fixed.model_dump_json(by_alias=True, indent=2)
+        except (PydanticSerializationError, ValueError, RecursionError):
+            pass
+    return Entry(
+        type=entry.type,
+        timestamp=entry.timestamp,
+        offset_ms=entry.offset_ms,
+        text="[axis: this entry could not be written as JSON]",
+    ).model_dump_json(by_alias=True, indent=2)
+
+
 def _is_ndjson(lines: list[str]) -> bool:
+    """Whether the raw output reads as NDJSON (its first 50 lines; names the file only)."""
     for line in lines[:50]:
         text = line.strip()
         if not text:
             continue
         try:
             json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser's depth: not JSON
             return False
     return True
 

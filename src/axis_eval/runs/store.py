@@ -4,6 +4,7 @@
 
     <config dir>/.axis/reports/<id>/
       report.json                          the manifest
+      crash.log                            state crashed: the traceback of what ended the run
       report.html                          the HTML report (axis_eval.report.html)
       baseline-comparison.json             with --compare-baseline
       scenarios/<scenario key>/<agent>/    one folder per pair
@@ -22,7 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from axis_eval.errors import ReportNotFound
+from axis_eval.errors import ReportNotFound, UsageError
 from axis_eval.files import atomic_write_bytes, atomic_write_text
 from axis_eval.redact import Redactor
 from axis_eval.report.models import ReportManifest
@@ -32,6 +33,8 @@ MANIFEST_FILE = "report.json"
 HTML_FILE = "report.html"
 COMPARISON_FILE = "baseline-comparison.json"
 """Saved by ``--compare-baseline``: the comparison the HTML page shows deltas from."""
+CRASH_FILE = "crash.log"
+"""Written when a bug ends a run (state ``crashed``): the full traceback, redacted."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -39,6 +42,47 @@ M = TypeVar("M", bound=BaseModel)
 def reports_root(config_dir: str | Path) -> Path:
     """``<config dir>/.axis/reports``."""
     return Path(config_dir) / REPORTS_DIR
+
+
+def check_folders(config_dir: str | Path, *relative: Path) -> None:
+    """Check that each of ``relative`` (``.axis/reports``…, under ``config_dir``) is, or
+    can be made, a folder axis-eval writes to; nothing is created.
+
+    Checked before a run starts anything (no hook, no job), so a ``.axis`` (or
+    ``.axis/reports``) that is a file, a broken link or read-only is a clear error instead
+    of a crash halfway through the run.
+
+    Raises:
+        UsageError: a path on the way is not a folder, or the deepest one that exists
+            cannot be written (exit 2, the path named).
+    """
+    for rel in relative:
+        wanted = Path(config_dir) / rel
+        path = deepest = Path(config_dir)
+        for part in rel.parts:
+            path = path / part
+            if not (path.exists() or path.is_symlink()):
+                break  # made when the run writes there
+            _check_folder(path, wanted)
+            deepest = path
+        if not os.access(deepest, os.W_OK | os.X_OK):
+            raise UsageError(
+                f"{deepest} is not writable: expected a folder axis-eval can write to ({wanted})",
+                hint="fix its permissions, or run from a config folder you can write to",
+            )
+
+
+def _check_folder(path: Path, wanted: Path) -> None:
+    """``path`` (which exists) is a folder; else a UsageError naming it."""
+    what = f"a folder (to hold {wanted})" if path != wanted else "a folder"
+    if path.is_symlink() and not path.exists():
+        raise UsageError(f"{path} is a broken symbolic link: expected {what}")
+    if not path.is_dir():
+        kind = "a file" if path.is_file() else "not a folder"
+        raise UsageError(
+            f"{path} is {kind}: expected {what}",
+            hint=f"move or delete {path}; axis-eval creates the folder itself",
+        )
 
 
 def new_report_id(root: Path, now: datetime | None = None) -> str:
@@ -152,6 +196,20 @@ class ReportStore:
     def write_manifest(self, manifest: ReportManifest, *, durable: bool = False) -> Path:
         """Write ``report.json``."""
         return self.write_json(MANIFEST_FILE, manifest, durable=durable)
+
+    def patch_manifest(self, fields: dict[str, Any]) -> Path:
+        """Set top-level ``fields`` (camelCase) in the ``report.json`` on disk, as JSON.
+
+        The last resort of a crashed run, when the manifest cannot be written from its
+        model: the last manifest written stays as it was, except for these fields.
+        """
+        target = self._target(MANIFEST_FILE)
+        with open(target, "rb") as file:
+            data = json.load(file)
+        data.update(fields)
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+        atomic_write_text(target, self.redactor.json_text(text) + "\n", durable=True)
+        return Path(target)
 
 
 def list_reports(config_dir: str | Path) -> list[ReportManifest]:

@@ -8,8 +8,10 @@ readable report that says exactly which jobs finished.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
+from axis_eval._types import ReportState
 from axis_eval._util.clock import now_iso
 from axis_eval._version import __version__
 from axis_eval.config.models import LoadedConfig, weights_of
@@ -122,8 +124,12 @@ class ReportWriter:
 
     def _adopt(self, previous: ReportManifest, plan: Plan) -> ReportManifest:
         m = previous.model_copy(deep=True)
+        if m.state == "crashed" and m.error:
+            # The next close clears `error`; the report keeps a word of it (and crash.log).
+            m.warnings = [*m.warnings, f"an earlier attempt crashed ({m.error}): see crash.log"]
         m.state = "running"
         m.exit_code = None
+        m.error = None
         m.timestamp = now_iso()
         self._offset_ms = m.duration_ms
         self._pairs = {(p.scenario_key, p.agent_name): p for p in m.results}
@@ -225,9 +231,43 @@ class ReportWriter:
         self.flush(force=False)
         return run
 
-    def finish(self, state: str, exit_code: int | None) -> ReportManifest:
-        """Mark the run over and write the final manifest."""
-        self.manifest.state = state  # type: ignore[assignment]
+    def finish(
+        self, state: ReportState, exit_code: int | None, *, error: str | None = None
+    ) -> ReportManifest:
+        """Mark the run over and write the final manifest (``error``: why it crashed)."""
+        self.manifest.state = state
         self.manifest.exit_code = exit_code
+        self.manifest.error = error
         self.flush(durable=True)
         return self.manifest
+
+    def close(self, state: ReportState, exit_code: int, error: str | None) -> str | None:
+        """Close a run that did not end normally (crashed, interrupted), whatever fails.
+
+        Three tries, each needing less of the code that may have failed: the normal final
+        write; the manifest as it stands, without recomputing its summary; the fields
+        patched into the ``report.json`` on disk. Every run saved so far is in its own
+        ``result.json`` either way. Returns None once one try worked, else what stopped
+        the last one.
+        """
+        m = self.manifest
+
+        def as_it_stands() -> None:
+            m.state, m.exit_code, m.error = state, exit_code, error
+            self.store.write_manifest(m, durable=True)
+
+        tries: list[Callable[[], object]] = [
+            lambda: self.finish(state, exit_code, error=error),
+            as_it_stands,
+            lambda: self.store.patch_manifest(
+                {"state": state, "exitCode": exit_code, "error": error}
+            ),
+        ]
+        failure = None
+        for attempt in tries:
+            try:
+                attempt()
+                return None
+            except Exception as exc:  # each try needs less than the one before
+                failure = f"{type(exc).__name__}: {exc}"
+        return failure

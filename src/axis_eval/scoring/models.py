@@ -12,8 +12,6 @@ The pure functions that turn the first into the second live in ``scoring/composi
 (``score_from_verdicts``); this module holds data and validators only.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Mapping
 from typing import Literal
@@ -129,7 +127,7 @@ class JudgeVerdicts(OutputModel):
     """Set when the judge failed for good: the score is withheld, never zero or invented."""
 
     @model_validator(mode="after")
-    def _unique_audits(self) -> JudgeVerdicts:
+    def _unique_audits(self) -> "JudgeVerdicts":
         ids = [a.interaction_id for a in self.audits]
         if len(ids) != len(set(ids)):
             dupes = sorted({i for i in ids if ids.count(i) > 1})
@@ -202,7 +200,7 @@ class CompositeWeights(OutputModel):
     agent: float = Field(default=0.2, ge=0)
 
     @model_validator(mode="after")
-    def _sum_to_one(self) -> CompositeWeights:
+    def _sum_to_one(self) -> "CompositeWeights":
         total = self.goal_achievement + self.environment + self.service + self.agent
         if total == 0:
             raise ValueError("weights that are not all zero")
@@ -211,7 +209,7 @@ class CompositeWeights(OutputModel):
         return self
 
     @classmethod
-    def of(cls, value: CompositeWeights | Mapping[str, float] | None) -> CompositeWeights:
+    def of(cls, value: "CompositeWeights | Mapping[str, float] | None") -> "CompositeWeights":
         """Weights from a model, a mapping (snake or camel keys) or None (the defaults)."""
         if value is None:
             return cls()
@@ -250,7 +248,7 @@ class ScoreResult(OutputModel):
     notes: list[str] = Field(default_factory=empty_list)
 
     @model_validator(mode="after")
-    def _withheld_has_no_numbers(self) -> ScoreResult:
+    def _withheld_has_no_numbers(self) -> "ScoreResult":
         numbers = (self.axis_score, self.goal_achievement, self.environment)
         if self.withheld:
             if self.axis_score is not None:

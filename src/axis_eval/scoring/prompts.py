@@ -13,8 +13,6 @@ carries a hash of the content (so the content cannot close them), and the instru
 say to ignore instructions found inside. The wording is ours; the structure follows AXIS.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from collections.abc import Callable, Sequence

@@ -1,7 +1,5 @@
 """The normalized transcript: one shape for every agent's conversation and tool calls."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import Field

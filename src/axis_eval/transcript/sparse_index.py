@@ -19,8 +19,6 @@ Text form (``sparse-index.txt``)::
     #2   env,svc   Bash            curl -s https://x.io/a | @2.0s 1.3s | in 44B out 312B | error
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Iterable

@@ -17,9 +17,11 @@ own session and process group, stdin from ``stdin_data``, a pipe or /dev/null; i
 stderr, reports the exit (:meth:`~AgentProcess.wait`, :meth:`~AgentProcess.add_exit_callback`),
 signals the group (:meth:`~AgentProcess.signal`) and :meth:`~AgentProcess.stop` ends its
 whole tree: SIGTERM, ``grace_s``, SIGKILL, to its group and to every process carrying its
-marker (``setsid`` children and double-fork orphans included), then reaps and closes the
-pipes. A sandbox backend wraps this seam: it provides a :data:`Spawner` (a ``ProcessSpec``
-in, a :class:`ManagedProcess` out) and the callers stay as they are.
+marker (``setsid`` children and double-fork orphans included), then, while a run claims
+them, the adopted orphans that no longer carry a marker (:mod:`.orphans`), then reaps and
+closes the pipes. A spawn that meets EMFILE waits for descriptors instead of failing. A
+sandbox backend wraps this seam: it provides a :data:`Spawner` (a ``ProcessSpec`` in, a
+:class:`ManagedProcess` out) and the callers stay as they are.
 
 The task runner (ax-task-runner) starts its processes through the same :func:`spawn`, with
 the options of :class:`ProcessSpec` that say how they differ from an agent's: no marker (the
@@ -37,10 +39,18 @@ The modules, by responsibility
 - :mod:`.children`: the one registry of children whose exit status a spawner awaits. Every
   spawner in the process registers there, the task runner (ax-task-runner) embedded in
   axis-eval's process or running as PID 1 included, so the orphan reaper never takes one.
-- :mod:`.reaping`: the subreaper switch, :class:`OrphanReaper`, the pidfd child watcher.
+- :mod:`.reaping`: the subreaper switch, :class:`OrphanReaper`, the pidfd child watcher
+  (which falls back to a waiting thread when no descriptor is left for a pidfd).
+- :mod:`.orphans`: the adopted orphans no marker names (double-forked, ``setsid``, ``env
+  -i``): while a run claims them, those no live job can own are killed, and all are
+  reported to the sentinel. :mod:`.activity` holds what may still own one (live markers,
+  spawns in flight) and when each began: an orphan is attributed by its birth.
+- :mod:`.fds`: the descriptor limit: raising the soft limit, fitting the local executor's
+  concurrency to it, and the EMFILE a spawn waits out.
 - :mod:`.shell`: :func:`run_shell` (setup, teardown and check commands).
 - :mod:`.sentinel`: :class:`Sentinel`, the watchdog that kills the run's marked processes
-  when the harness goes away, even by SIGKILL; its program is :mod:`.sentinel_main`.
+  (and the orphans it was told of) when the harness goes away, even by SIGKILL; its
+  program is :mod:`.sentinel_main`. Its life is the run's claim on the adopted orphans.
 - :mod:`.procfs`: the ``/proc`` reading (standard library only: the watchdog imports it);
   :func:`group_running`.
 

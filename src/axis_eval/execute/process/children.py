@@ -15,7 +15,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Collection, Iterator
 
-__all__ = ["in_flight", "is_owned", "others", "own", "owned", "release", "spawning"]
+from axis_eval.execute.process import activity
+
+__all__ = [
+    "has_marker",
+    "in_flight",
+    "is_owned",
+    "others",
+    "own",
+    "owned",
+    "release",
+    "spawning",
+]
 
 _owned: dict[int, str | None] = {}
 """Pid → the job marker it was spawned with (None: no marker known, e.g. the sentinel or a
@@ -26,13 +37,18 @@ _in_flight = 0
 @contextlib.contextmanager
 def spawning() -> Iterator[None]:
     """Wrap a spawn and the :func:`own` of its pid: no orphan is reaped meanwhile (the new
-    child may exit before its pid is registered, and its status is not the reaper's)."""
+    child may exit before its pid is registered, and its status is not the reaper's), and
+    nothing born meanwhile is taken for an adopted orphan (the spawn is a live activity:
+    the new child is not registered yet)."""
     global _in_flight
     _in_flight += 1
+    token = object()
+    activity.begin(token)
     try:
         yield
     finally:
         _in_flight -= 1
+        activity.end(token)
 
 
 def in_flight() -> int:
@@ -58,6 +74,11 @@ def is_owned(pid: int) -> bool:
 def owned() -> Collection[int]:
     """The registered pids: a live, read-only view (no copy on every reaper pass)."""
     return _owned.keys()
+
+
+def has_marker(marker: str) -> bool:
+    """Whether a registered child was spawned with ``marker`` (a scan of the registry)."""
+    return marker in _owned.values()
 
 
 def others(marker: str) -> list[int]:

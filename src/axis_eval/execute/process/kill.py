@@ -2,9 +2,10 @@
 
 A job's processes are its agent's process group plus every process on the machine whose
 environment holds exactly the job's marker entry, so children that called ``setsid()`` or
-were orphaned by a double fork go too, and no other job is touched. Not covered: a process
-that clears its environment (``env -i``) *and* leaves the agent's process group, or one whose
-``/proc/<pid>/environ`` we may not read.
+were orphaned by a double fork go too, and no other job is touched. A process that clears its
+environment (``env -i``) *and* leaves the agent's process group is neither: while a run
+claims its orphans (:mod:`.orphans`), :func:`kill_marked` ends by killing the adopted ones no
+live job can own, once the marker is found clean.
 
 A process spawned without a marker (a task runner's command or helper) is covered by its
 process group alone: :func:`kill_group`.
@@ -18,7 +19,7 @@ import signal
 import time
 from collections.abc import Callable, Collection, Container
 
-from axis_eval.execute.process import children, markers, procfs
+from axis_eval.execute.process import activity, children, markers, orphans, procfs
 from axis_eval.execute.process.reaping import reap_orphans
 
 __all__ = [
@@ -157,10 +158,22 @@ async def kill_marked(
     spawns = markers.spawns_of(marker)
     if markers.known_clean(marker, pgid):
         reap_orphans()
+        await _after_clean(marker, spawns)
         return False
     entry = markers.marker_entry(marker)
     killed, clean = await _terminate(entry, grace_s, pgid, lambda: children.others(marker), on_kill)
     reap_orphans()
     if clean and spawns and markers.spawns_of(marker) == spawns and procfs.last_find_certain:
         markers.note_clean(marker, spawns, pgid)  # only markers spawn() sets: see .markers
+    if clean:
+        await _after_clean(marker, spawns)
     return killed
+
+
+async def _after_clean(marker: str, spawns: int) -> None:
+    """Nothing marked ``marker`` is left: unless it spawned again meanwhile, it can own no
+    orphan any more, and the adopted orphans no live activity can own go (:mod:`.orphans`)."""
+    if markers.spawns_of(marker) == spawns:
+        activity.end(marker)
+    if orphans.claiming():
+        await orphans.sweep()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import secrets
 
-from axis_eval.execute.process import procfs
+from axis_eval.execute.process import activity, procfs
 from axis_eval.execute.process.procfs import MARKER_KEY, marker_entry
 
 __all__ = [
@@ -54,8 +54,10 @@ def ignore_existing_processes() -> None:
 
 
 def count_spawn(marker: str) -> None:
-    """A process with ``marker`` is about to start (call before it exists)."""
+    """A process with ``marker`` is about to start (call before it exists); the marker is a
+    live activity until it is found clean (:mod:`.activity`)."""
     _spawns[marker] = _spawns.get(marker, 0) + 1
+    activity.begin(marker)
 
 
 def spawns_of(marker: str) -> int:
@@ -86,3 +88,4 @@ def forget_marker(marker: str) -> None:
     """Drop what :func:`~.kill.kill_marked` remembers about ``marker`` (its job is over)."""
     _clean.pop(marker, None)
     _spawns.pop(marker, None)
+    activity.end(marker)

@@ -61,6 +61,61 @@ def stat(pid: int) -> tuple[str, int, int] | None:
         return None
 
 
+def process_info(pid: int) -> tuple[str, int, int, int, int] | None:
+    """``(state, ppid, pgrp, session, start)`` of ``pid`` (start: clock ticks since boot,
+    field 22), or None when it is gone."""
+    raw = _read(f"{_PROC}/{pid}/stat")
+    if raw is None:
+        return None
+    fields = raw.rpartition(b")")[2].split()
+    try:
+        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def children(pid: int) -> list[int] | None:
+    """The children of ``pid``'s main thread, from ``/proc/<pid>/task/<pid>/children``;
+    None when the kernel has no such file (built without ``CONFIG_PROC_CHILDREN``) or the
+    process is gone.
+
+    Orphans re-parented to a subreaper go to its main thread (the kernel hands them to the
+    first live thread of the group, the leader while it lives), so for a subreaper whose
+    main thread runs the event loop this lists its adopted orphans and the children it
+    spawned: one read instead of a stat() of every process on the machine.
+    """
+    raw = _read(f"{_PROC}/{pid}/task/{pid}/children")
+    if raw is None:
+        return None
+    return [int(item) for item in raw.split()]
+
+
+def all_children(pid: int) -> list[int]:
+    """The children of every thread of ``pid`` (a whole /proc scan without children files)."""
+    try:
+        tasks = os.listdir(f"{_PROC}/{pid}/task")
+    except OSError:
+        return []
+    if not os.path.exists(f"{_PROC}/self/task/{os.getpid()}/children"):
+        return children_by_scan(pid)  # a kernel built without the children files
+    found: list[int] = []
+    for task in tasks:
+        raw = _read(f"{_PROC}/{pid}/task/{task}/children")  # None: that thread ended
+        if raw is not None:
+            found.extend(int(item) for item in raw.split())
+    return found
+
+
+def children_by_scan(ppid: int) -> list[int]:
+    """Every process whose parent is ``ppid`` (any of its threads): a whole /proc scan."""
+    found: list[int] = []
+    for pid in _pids():
+        info = stat(pid)
+        if info is not None and info[1] == ppid:
+            found.append(pid)
+    return found
+
+
 def is_running(pid: int) -> bool:
     """True while ``pid`` exists and is neither a zombie nor dead."""
     info = stat(pid)

@@ -13,9 +13,11 @@ import contextlib
 import ctypes
 import os
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import TypeVarTuple, Unpack
 
-from axis_eval.execute.process import children, procfs
+from axis_eval.execute.process import children, fds, orphans, procfs
 
 __all__ = [
     "OrphanReaper",
@@ -75,7 +77,9 @@ class OrphanReaper:
     """Periodically reaps zombie orphans adopted by this (subreaper) process.
 
     Only pids no spawner registered are reaped, so asyncio keeps its own children's exit
-    codes. Use as ``async with OrphanReaper():`` or call :meth:`start` and :meth:`stop`.
+    codes. While a run claims the orphans (:mod:`.orphans`), each pass also kills the live
+    ones no running job can own and reports the others to the run's watchdog. Use as
+    ``async with OrphanReaper():`` or call :meth:`start` and :meth:`stop`.
     Children started outside :mod:`.children`'s registry (e.g. ``subprocess`` in another
     thread) may have their exit status taken by the reaper; start them on the event loop
     thread through this package, or register them.
@@ -104,6 +108,7 @@ class OrphanReaper:
     async def _run(self) -> None:
         while True:
             self.reaped += len(reap_orphans())
+            orphans.kill_unclaimed()  # nothing unless a run claims them: one children read
             await asyncio.sleep(self.interval_s)
 
     async def __aenter__(self) -> OrphanReaper:
@@ -135,8 +140,48 @@ def pidfd_child_watcher() -> Iterator[None]:
         return
     policy = asyncio.get_event_loop_policy()
     previous = policy.get_child_watcher()
-    policy.set_child_watcher(asyncio.PidfdChildWatcher())
+    policy.set_child_watcher(_PidfdWatcher())
     try:
         yield
     finally:
         policy.set_child_watcher(previous)
+
+
+_Ts = TypeVarTuple("_Ts")
+
+
+class _PidfdWatcher(asyncio.PidfdChildWatcher):
+    """asyncio's pidfd watcher, except that a child it has no descriptor left for (EMFILE)
+    is waited for by a thread, as the default watcher does: its spawn has already started
+    it, so failing here would leave it running with no one to reap it."""
+
+    def add_child_handler(
+        self, pid: int, callback: Callable[[int, int, Unpack[_Ts]], object], *args: *_Ts
+    ) -> None:
+        try:
+            super().add_child_handler(pid, callback, *args)
+        except OSError as exc:
+            if not fds.exhausted(exc):
+                raise
+            loop = asyncio.get_running_loop()
+            waiter = threading.Thread(
+                target=_wait_in_thread, args=(loop, pid, callback, args), daemon=True
+            )
+            waiter.start()
+
+
+def _wait_in_thread(
+    loop: asyncio.AbstractEventLoop,
+    pid: int,
+    callback: Callable[[int, int, Unpack[_Ts]], object],
+    args: tuple[*_Ts],
+) -> None:
+    """Wait for ``pid`` (that pid only: no other child's status is taken), then report its
+    exit on ``loop``."""
+    try:
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+    except ChildProcessError:
+        code = 255  # reaped elsewhere: what asyncio's watchers report then
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(callback, pid, code, *args)

@@ -1,7 +1,10 @@
 """The sentinel: a watchdog process that SIGKILLs this run's agents when the harness dies.
 
 Its program is :mod:`.sentinel_main`, run in an isolated interpreter; this module starts it
-and closes it.
+and closes it. While it runs, the run claims this process's adopted orphans
+(:mod:`.orphans`): the ones no live job can own are killed, and every one seen is written to
+the sentinel's stdin (``+<pid> <start tick>`` / ``-<pid>``), so the sentinel also kills the
+processes that carry no marker if the harness dies. Its close kills whatever orphan is left.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
+from axis_eval.execute.process import orphans
 from axis_eval.execute.process.kill import send_signal
 from axis_eval.execute.process.spawning import ChildProtocol, SpawnFailed, exec_in_session
 
@@ -38,7 +43,8 @@ class Sentinel:
     """Watchdog process that SIGKILLs this run's agents when the harness dies.
 
     ``sentinel = await Sentinel.start(run_token)`` before spawning agents; ``await
-    sentinel.close()`` on a normal exit (the sentinel then sweeps leftovers and exits).
+    sentinel.close()`` on a normal exit (this process kills its adopted orphans, then the
+    sentinel sweeps the marked leftovers and exits).
     """
 
     def __init__(self, transport: asyncio.SubprocessTransport, protocol: ChildProtocol) -> None:
@@ -46,6 +52,16 @@ class Sentinel:
         self._transport = transport
         self._protocol = protocol
         self._closed = False
+        self._claimed = False
+
+    def _tell(self, added: Mapping[int, int], gone: Collection[int]) -> None:
+        """Report adopted orphans to the sentinel (it kills them if the harness dies)."""
+        stdin = self._protocol.stdin
+        if stdin is None or stdin.is_closing():
+            return
+        lines = [f"+{pid} {start}\n" for pid, start in added.items()]
+        lines.extend(f"-{pid}\n" for pid in gone)
+        stdin.write("".join(lines).encode())
 
     @classmethod
     async def start(cls, run_token: str, *, timeout_s: float = 10.0) -> Sentinel:
@@ -70,13 +86,21 @@ class Sentinel:
             if protocol.stderr is not None and sentinel._transport.is_closing():
                 err = await protocol.stderr.read(4096)
             raise SpawnFailed(f"the sentinel did not start: {err.decode(errors='replace')}")
+        orphans.claim(sentinel._tell)
+        sentinel._claimed = True
         return sentinel
 
     async def close(self, timeout_s: float = 5.0) -> None:
-        """Close its pipe (it kills any leftover marked process) and wait for it to exit."""
+        """Kill the adopted orphans left, close its pipe (it kills any leftover marked
+        process) and wait for it to exit."""
         if self._closed:
             return
         self._closed = True
+        if self._claimed:
+            try:
+                await orphans.sweep(final=True)  # the run is over: no job can own them
+            finally:
+                orphans.release(self._tell)
         if self._protocol.stdin is not None:
             self._protocol.stdin.close()
         try:

@@ -6,6 +6,8 @@ import asyncio
 import time
 from dataclasses import dataclass
 
+from axis_eval.execute.process import activity, children
+from axis_eval.execute.process.reaping import is_subreaper
 from axis_eval.execute.process.spawning import PIPE_DRAIN_S, ProcessSpec, spawn
 
 __all__ = ["SHELL_OUTPUT_CAP", "ShellResult", "run_shell"]
@@ -72,6 +74,11 @@ async def run_shell(
         proc.kill_now()
         proc.close_pipes()
         raise
+    if not children.has_marker(marker) and not is_subreaper():
+        # What the shell left running was re-parented past this process (to init) as the
+        # shell exited: nothing of it can become our adopted orphan (a beforeAll hook's
+        # services must not hold back the run's orphan cleanup, see .activity).
+        activity.end(marker)
     return ShellResult(
         exit_code=None if timed_out else proc.returncode,
         stdout=out.decode(errors="replace"),

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import subprocess
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from axis_eval.execute.process import children, markers
+from axis_eval.execute.process import activity, children, fds, markers
 from axis_eval.execute.process.kill import (
     KILL_LIMIT_S,
     kill_group,
@@ -44,8 +46,11 @@ __all__ = [
     "spawn",
 ]
 
-STREAM_LIMIT = 64 * 1024 * 1024
-"""Line limit of the stdout/stderr readers: long NDJSON lines must not break readline()."""
+STREAM_LIMIT = 1024 * 1024
+"""Buffer limit of the stdout/stderr readers: past twice this, asyncio stops reading the pipe
+until the reader catches up, so a flooding child waits on its write instead of filling the
+harness's memory. (An agent's reader reads through the supervisor's own stream, with its own
+line limit: ``axis_eval.adapters.supervision.MAX_LINE_BYTES``.)"""
 PIPE_DRAIN_S = 1.0
 """After the processes are gone, how long the pipes get to reach EOF."""
 
@@ -104,11 +109,13 @@ class ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         if not self._open_pipes:
             self.pipes_closed.set()
         self.pid = 0
+        self.transport: asyncio.SubprocessTransport | None = None
         self.on_exit: list[Callable[[], object]] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
         self.pid = transport.get_pid()
         children.own(self.pid, self.marker)  # before the spawn returns: the reaper leaves it
 
@@ -143,18 +150,57 @@ async def exec_in_session(
     inherit = stdio == "inherit"
     stdin = None if inherit else subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
     stderr = {"pipes": subprocess.PIPE, "merged": subprocess.STDOUT, "inherit": None}[stdio]
+    made: list[ChildProtocol] = []
+
+    def protocol() -> ChildProtocol:
+        made.append(ChildProtocol(loop, marker, stdio))
+        return made[-1]
+
     with children.spawning():  # until connection_made has registered the pid
-        return await loop.subprocess_exec(
-            lambda: ChildProtocol(loop, marker, stdio),
-            *argv,
-            stdin=stdin,
-            stdout=None if inherit else subprocess.PIPE,
-            stderr=stderr,
-            cwd=cwd,
-            env=env,
-            start_new_session=new_session,
-            process_group=None if new_session else 0,
-        )
+        try:
+            return await loop.subprocess_exec(
+                protocol,
+                *argv,
+                stdin=stdin,
+                stdout=None if inherit else subprocess.PIPE,
+                stderr=stderr,
+                cwd=cwd,
+                env=env,
+                start_new_session=new_session,
+                process_group=None if new_session else 0,
+            )
+        except OSError as exc:
+            if fds.exhausted(exc) and made and await _started_anyway(made[0]):
+                raise _StartedUnwatched(exc.errno, exc.strerror) from exc
+            raise
+
+
+class _StartedUnwatched(OSError):
+    """The child was started, then asyncio could not watch it (no descriptor left for its
+    pidfd, with asyncio's own watcher): it has been killed and reaped. Never retried: it
+    may have run a moment."""
+
+
+async def _started_anyway(protocol: ChildProtocol) -> bool:
+    """After a failed ``subprocess_exec``: whether the child was started all the same (only
+    then does asyncio connect its pipes, a few loop turns later). Such a child is killed
+    and reaped here, since no one else will wait for it."""
+    for _ in range(20):
+        if protocol.transport is not None:
+            break
+        await asyncio.sleep(0)
+    transport = protocol.transport
+    if transport is None:
+        return False
+    signal_group(protocol.pid, signal.SIGKILL)  # it leads its group
+    popen = transport.get_extra_info("subprocess")
+    for _ in range(100):
+        if popen is None or popen.poll() is not None:  # poll() reaps that pid only
+            break
+        await asyncio.sleep(0.01)
+    transport.close()
+    children.release(protocol.pid)
+    return True
 
 
 def _empty_reader() -> asyncio.StreamReader:
@@ -332,10 +378,37 @@ def _spawn_error(exc: OSError, argv: list[str], cwd: str) -> SpawnFailed:
     return SpawnFailed(f"cannot start {argv[0]}: {exc.strerror or exc}")
 
 
+async def _start(
+    spec: ProcessSpec, env: dict[str, str], piped: bool
+) -> tuple[asyncio.SubprocessTransport, ChildProtocol]:
+    """:func:`exec_in_session`, waiting out a lack of descriptors (EMFILE, ENFILE) for up to
+    :data:`~.fds.EXHAUSTED_WAIT_S`: running jobs free theirs as they end."""
+    deadline = time.monotonic() + fds.EXHAUSTED_WAIT_S
+    pause = 0.01
+    while True:
+        try:
+            return await exec_in_session(
+                spec.argv,
+                cwd=spec.cwd,
+                env=env,
+                stdin_pipe=piped,
+                marker=spec.marker,
+                new_session=spec.new_session,
+                stdio=spec.stdio,
+            )
+        except OSError as exc:
+            unwatched = isinstance(exc, _StartedUnwatched)
+            if unwatched or not fds.exhausted(exc) or time.monotonic() >= deadline:
+                raise _spawn_error(exc, spec.argv, spec.cwd) from exc
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.5)
+
+
 async def spawn(spec: ProcessSpec) -> AgentProcess:
     """Start an agent in its own process group with ``AXIS_JOB_MARKER`` set to its marker.
 
-    Raises :class:`SpawnFailed` when the program cannot be started.
+    Raises :class:`SpawnFailed` when the program cannot be started. When this process has
+    no descriptor left (EMFILE), the spawn waits for running jobs to free some.
     """
     if not spec.argv:
         raise ValueError("argv is empty")
@@ -347,21 +420,17 @@ async def spawn(spec: ProcessSpec) -> AgentProcess:
     if piped and spec.stdio == "inherit":
         raise ValueError("an inherited stdin cannot be fed or piped")
     env = dict(spec.env)
+    began = False
     if spec.marker is not None:
         env[MARKER_KEY] = spec.marker
+        began = not activity.is_live(spec.marker)
         markers.count_spawn(spec.marker)  # before the process exists
     try:
-        transport, protocol = await exec_in_session(
-            spec.argv,
-            cwd=spec.cwd,
-            env=env,
-            stdin_pipe=piped,
-            marker=spec.marker,
-            new_session=spec.new_session,
-            stdio=spec.stdio,
-        )
-    except OSError as exc:
-        raise _spawn_error(exc, spec.argv, spec.cwd) from exc
+        transport, protocol = await _start(spec, env, piped)
+    except BaseException:
+        if began and spec.marker is not None:
+            activity.end(spec.marker)  # nothing was started: it can own no orphan
+        raise
     proc = AgentProcess(transport, protocol, spec.marker)
     if spec.stdin_pipe:
         proc.stdin = protocol.stdin

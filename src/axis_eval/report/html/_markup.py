@@ -34,7 +34,7 @@ import html
 import re
 from collections.abc import Callable, Mapping
 from functools import cache
-from importlib import resources
+from pathlib import Path
 
 __all__ = [
     "EMPTY",
@@ -109,25 +109,43 @@ def script_escape(value: object) -> str:
 
 
 _SLOT = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_RAW_OPEN = re.compile(r"<(script|style)\b[^>]*>", re.IGNORECASE)
+_RAW = re.compile(r"<(script|style)\b[^>]*>|</(script|style)\b", re.IGNORECASE)
 _ATTRIBUTE = re.compile(r"([^\s\"'=<>]+)\s*=\s*\"([^\"]*)$")
 _URL_ATTRIBUTES = {"href", "src", "action", "formaction", "xlink:href", "srcset"}
 
 
-def _context(before: str, where: str) -> Callable[[object], str]:
-    """The escaper of a slot, from the template text before it (see the module docstring)."""
-    raw = list(_RAW_OPEN.finditer(before))
-    if raw and f"</{raw[-1].group(1).lower()}" not in before[raw[-1].end() :].lower():
+def _raw_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``<script>``/``<style>`` text runs: from after each open tag to its close (or
+    the end), found in one pass so each slot's check is a lookup, not a rescan."""
+    spans: list[tuple[int, int]] = []
+    open_at: int | None = None
+    for match in _RAW.finditer(text):
+        if match.group(1) is not None and open_at is None:
+            open_at = match.end()
+        elif match.group(2) is not None and open_at is not None:
+            spans.append((open_at, match.start()))
+            open_at = None
+    if open_at is not None:
+        spans.append((open_at, len(text)))
+    return spans
+
+
+def _context(text: str, at: int, raw: list[tuple[int, int]], where: str) -> Callable[[object], str]:
+    """The escaper of a slot at ``at`` in ``text`` (see the module docstring).
+
+    Bounded searches on the whole text, not slices of it: a template's slots cost the
+    length of their tag each, not of the text before them.
+    """
+    if any(start <= at <= end for start, end in raw):
         return script_escape
-    if before.rfind("<!--") > before.rfind("-->"):
+    if text.rfind("<!--", 0, at) > text.rfind("-->", 0, at):
         raise ValueError(f"{where}: a slot inside an HTML comment")
-    tag_start = before.rfind("<")
-    if tag_start <= before.rfind(">"):
+    tag_start = text.rfind("<", 0, at)
+    if tag_start <= text.rfind(">", 0, at):
         return escape  # between tags
-    inside = before[tag_start:]
-    if inside.count('"') % 2 == 0:
+    if text.count('"', tag_start, at) % 2 == 0:
         raise ValueError(f"{where}: a slot outside a double-quoted attribute value")
-    match = _ATTRIBUTE.search(inside)
+    match = _ATTRIBUTE.search(text, tag_start, at)
     if match is None:
         raise ValueError(f"{where}: a slot in an attribute the loader cannot name")
     name, prefix = match.group(1).lower(), match.group(2)
@@ -138,46 +156,66 @@ def _context(before: str, where: str) -> Callable[[object], str]:
     return _attribute
 
 
+_COMPILE_AFTER = 16
+"""Renders of one fragment before it is compiled into a function: compiling costs a parse
+(~0.2 ms), worth it only for the fragments a report renders many times (chart marks)."""
+
+
 class Template:
     """One fragment: literal text and the slots between, each with its escaper.
 
-    Its slots are checked when it loads; it is compiled into a function that joins the
-    literals and the escaped values in one call (the charts render thousands of small
-    fragments per report) on its first render, so a small report pays only for the
-    fragments it uses.
+    Its slots are checked when it loads. It renders by walking its parts; a fragment
+    rendered more than a few times (the charts render thousands of small ones per report)
+    is then compiled into one function that joins the literals and the escaped values in a
+    single call, so a small report pays for no compilation at all.
     """
 
-    __slots__ = ("_count", "_fill", "_namespace", "_source", "name")
+    __slots__ = ("_count", "_fill", "_parts", "_renders", "_tail", "name")
 
     def __init__(self, name: str, text: str) -> None:
         self.name = name
-        namespace: dict[str, object] = {"S": _SPECIAL}
-        pieces: list[str] = []
-        names: set[str] = set()
+        raw = _raw_spans(text) if "<s" in text or "<S" in text else []
+        parts: list[tuple[str, str, Callable[[object], str]]] = []
         position = 0
-        for n, match in enumerate(_SLOT.finditer(text)):
+        for match in _SLOT.finditer(text):
             slot = match.group(1)
-            escaper = _context(text[: match.start()], f"{name}: {{{{{slot}}}}}")
-            namespace[f"L{n}"], namespace[f"E{n}"] = text[position : match.start()], escaper
+            escaper = _context(text, match.start(), raw, f"{name}: {{{{{slot}}}}}")
+            parts.append((text[position : match.start()], slot, escaper))
+            position = match.end()
+        self._parts = parts
+        self._tail = text[position:]
+        self._count = len({slot for _, slot, _ in parts})
+        self._fill: Callable[[Mapping[str, object]], str] | None = None
+        self._renders = 0
+
+    def _walk(self, values: Mapping[str, object]) -> str:
+        out: list[str] = []
+        for literal, slot, escaper in self._parts:
+            value = values[slot]
+            out.append(literal)
+            # a plain str with nothing to escape needs no call (script text always does)
+            if type(value) is str and escaper is not script_escape and not _SPECIAL(value):
+                out.append(value)
+            else:
+                out.append(escaper(value))
+        out.append(self._tail)
+        return "".join(out)
+
+    def _compiled(self) -> Callable[[Mapping[str, object]], str]:
+        namespace: dict[str, object] = {"S": _SPECIAL, "T": self._tail}
+        pieces: list[str] = []
+        for n, (literal, slot, escaper) in enumerate(self._parts):
+            namespace[f"L{n}"], namespace[f"E{n}"] = literal, escaper
             if escaper is script_escape:
                 pieces += [f"L{n}", f"E{n}(v[{slot!r}])"]
-            else:  # a plain str with nothing to escape needs no call
+            else:
                 pieces += [
                     f"L{n}",
                     f"(X if type(X := v[{slot!r}]) is str and not S(X) else E{n}(X))",
                 ]
-            names.add(slot)
-            position = match.end()
-        namespace["T"] = text[position:]
         pieces.append("T")
-        self._source = f"def fill(v):\n    return ''.join(({', '.join(pieces)},))"
-        self._namespace = namespace
-        self._fill: Callable[[Mapping[str, object]], str] | None = None
-        self._count = len(names)
-
-    def _compiled(self) -> Callable[[Mapping[str, object]], str]:
-        exec(self._source, self._namespace)
-        self._fill = fill = self._namespace["fill"]  # type: ignore[assignment]
+        exec(f"def fill(v):\n    return ''.join(({', '.join(pieces)},))", namespace)
+        self._fill = fill = namespace["fill"]  # type: ignore[assignment]
         return fill  # type: ignore[return-value]
 
     def render(self, values: Mapping[str, object] | None = None, /, **more: object) -> Markup:
@@ -185,18 +223,29 @@ class Template:
         given = {**values, **more} if values is not None and more else values or more
         try:
             if len(given) == self._count:  # as many names as slots, and none missing below
-                return Markup((self._fill or self._compiled())(given))
+                if self._fill is not None:
+                    return Markup(self._fill(given))
+                self._renders += 1
+                if self._renders > _COMPILE_AFTER:
+                    return Markup(self._compiled()(given))
+                return Markup(self._walk(given))
         except KeyError as missing:
             raise KeyError(f"template {self.name}: no value for {missing}") from None
         raise KeyError(f"template {self.name}: {len(given)} values for {self._count} slots")
 
 
 _HEADER = re.compile(r"^\{#\s*(\w+)\s*#\}$")
+_ASSETS = Path(__file__).with_name("assets")
+_CLOSES_OR_COMMENTS = re.compile(r"</(?:script|style)|<!--", re.IGNORECASE).search
 
 
 def asset(name: str) -> str:
-    """A file of ``assets/`` (package data: found in an installed package as in the tree)."""
-    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+    """A file of ``assets/`` (package data: found in an installed package as in the tree).
+
+    Read beside this module, not through ``importlib.resources``, whose lookup costs more
+    than the read: axis_eval is never imported from a zip.
+    """
+    return (_ASSETS / name).read_text(encoding="utf-8")
 
 
 @cache
@@ -224,6 +273,6 @@ def trusted_asset(name: str) -> Markup:
         ValueError: the file could close its element (it is ours: a bug to fix there).
     """
     text = asset(name)
-    if "</script" in text.lower() or "</style" in text.lower() or "<!--" in text:
+    if _CLOSES_OR_COMMENTS(text):  # a search, not a lowered copy of the whole file
         raise ValueError(f"{name} contains a closing tag or a comment opener")
     return Markup(text)

@@ -237,7 +237,7 @@ def header(manifest: ReportManifest, comparison: BaselineComparison | None) -> M
         ("Report ID", manifest.report_id),
         ("Generated", manifest.timestamp),
         ("Duration", duration(manifest.duration_ms)),
-        ("State", manifest.state),
+        ("State", f"{manifest.state}: {manifest.error}" if manifest.error else manifest.state),
         ("Config", manifest.config_path),
         ("Profile", manifest.profile or "–"),
         ("Tool", f"{manifest.tool.name} {manifest.tool.version}"),
