@@ -46,6 +46,8 @@ from axis_eval.adapters.transcript_builder import TranscriptBuilder, size_text
 from axis_eval.config.output_limit import OutputLimit
 from axis_eval.execute.models import AgentRun
 from axis_eval.execute.process import ManagedProcess, Spawner, spawn
+from axis_eval.execute.pump_flow import PumpFlow
+from axis_eval.execute.run_warnings import RunWarnings
 from axis_eval.execute.supervise_start import MAX_ARG_BYTES, Refused, start_agent
 from axis_eval.transcript.models import Transcript
 
@@ -67,8 +69,6 @@ _AFTER_EXIT_S = 2.0  # a conversing agent exited unanswered: time for its last m
 _EXIT_WAIT_S = 1.0  # a conversing agent answered and got EOF: time to exit on its own
 _WORK_ENTRIES = frozenset({"assistant", "thinking", "tool"})
 _ERROR_CHARS = 2000
-_REPEATS_SHOWN = 10  # warnings of one kind recorded individually before being counted
-_WARNINGS_SHOWN = 100
 
 TokenVerdict = tuple[ErrorKind, str] | None
 
@@ -114,72 +114,13 @@ def time_limit_message(seconds: float) -> str:
     return f"Scenario time limit reached ({text})"
 
 
-class _Notes:
-    """The run's warnings, with repeats of one kind counted instead of listed; what a
-    reader reports through (:class:`axis_eval.adapters.supervision.RunNotes`)."""
-
-    def __init__(self, output_grew: Callable[[], None]) -> None:
-        self.items: list[str] = []
-        self.counts: dict[str, int] = {}
-        self.output_grew = output_grew
-
-    def warn(self, key: str, message: str) -> bool:
-        """Record a warning; False once ``key`` has been recorded too often. ``key`` is
-        the plural the count reads with: ``… and 5 more on_line errors``."""
-        count = self.counts[key] = self.counts.get(key, 0) + 1
-        if count <= _REPEATS_SHOWN:
-            self.items.append(message)
-        return count <= _REPEATS_SHOWN
-
-    def render(self, extra: list[str]) -> list[str]:
-        """The warnings, then ``extra`` (the adapter's own) with repeats counted."""
-        out = list(self.items)
-        out += [
-            f"… and {n - _REPEATS_SHOWN} more {key}"
-            for key, n in self.counts.items()
-            if n > _REPEATS_SHOWN
-        ]
-        seen: dict[str, int] = {}
-        for message in extra:
-            seen[message] = seen.get(message, 0) + 1
-        out += [m if n == 1 else f"{m} ({n} times)" for m, n in seen.items()]
-        if len(out) > _WARNINGS_SHOWN:
-            out = [*out[:_WARNINGS_SHOWN], f"… and {len(out) - _WARNINGS_SHOWN} more warnings"]
-        return out
-
-
-class _Flow(asyncio.ReadTransport):
-    """The pump's side of the reader's stream: the stream pauses it while its buffer holds
-    more than twice its limit (as a pipe's transport is paused), and resumes it below."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ready = asyncio.Event()
-        self.ready.set()
-        self.gone = False
-        """The reader is done: what still comes is counted, not handed on."""
-
-    def pause_reading(self) -> None:
-        self.ready.clear()
-
-    def resume_reading(self) -> None:
-        self.ready.set()
-
-    def is_reading(self) -> bool:
-        return self.ready.is_set()
-
-    def reader_done(self, *_: object) -> None:
-        self.gone = True
-        self.ready.set()
-
-
 class _Run:
     """One run's state: its notes, stderr, the token count and why it stopped."""
 
     def __init__(self, adapter: AgentAdapter[Any], inp: AdapterInput, control: RunControl):
         self.inp = inp
         self.control = control
-        self.notes = _Notes(self.output_grew)
+        self.notes = RunWarnings(self.output_grew)
         self.reader: OutputReader | None = None
         self.stop: tuple[ErrorKind, str] | None = None
         self.tokens_seen = 0
@@ -231,7 +172,7 @@ class _Run:
         return chunk[: max(room, 0)]
 
     async def pump(
-        self, source: asyncio.StreamReader, sink: asyncio.StreamReader, flow: _Flow
+        self, source: asyncio.StreamReader, sink: asyncio.StreamReader, flow: PumpFlow
     ) -> None:
         """Hand stdout to the reader's stream, counted; pause while the reader is behind.
 
@@ -288,7 +229,7 @@ class _Run:
         # The reader reads its own stream, fed by the pump: its line limit is ours (an
         # ACP reader's readline), and every byte is counted before any reader sees it.
         stdout = asyncio.StreamReader(limit=MAX_LINE_BYTES)
-        flow = _Flow()
+        flow = PumpFlow()
         stdout.set_transport(flow)
         out = asyncio.ensure_future(reader.read(stdout, proc.stdin))
         out.add_done_callback(flow.reader_done)
