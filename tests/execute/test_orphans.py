@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -50,6 +48,7 @@ from axis_eval.execute.process import (
     spawn,
 )
 from axis_eval.planning.models import AgentSpec, JobSpec
+from helpers.processes import first_json_line
 
 PY = sys.executable
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
@@ -294,14 +293,7 @@ def test_sigkill_of_the_harness_takes_its_unmarked_daemons_along(tmp_path: Path)
         start_new_session=True,
     )
     try:
-        assert harness.stdout is not None
-        ready, _, _ = select.select([harness.stdout], [], [], 20)
-        line = harness.stdout.readline() if ready else b""
-        if not line:
-            harness.kill()
-            _, err = harness.communicate(timeout=10)
-            pytest.fail(f"harness printed nothing: {err.decode(errors='replace')}")
-        info = json.loads(line)
+        info = first_json_line(harness)
         daemons = pids_in(pidfile)
         assert len(daemons) == 1 and running(daemons[0]) and unmarked(daemons[0])
         assert info["reported"] == daemons
@@ -326,14 +318,7 @@ def test_sigkill_of_the_harness_takes_an_agents_unmarked_child_along() -> None:
     )
     pids: list[int] = []
     try:
-        assert harness.stdout is not None
-        ready, _, _ = select.select([harness.stdout], [], [], 20)
-        line = harness.stdout.readline() if ready else b""
-        if not line:
-            harness.kill()
-            _, err = harness.communicate(timeout=10)
-            pytest.fail(f"harness printed nothing: {err.decode(errors='replace')}")
-        info = json.loads(line)
+        info = first_json_line(harness)
         pids = [info["pid"], info["child"]]
         assert running(info["child"]) and unmarked(info["child"])
     finally:

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from axis_eval.execute.process import (
     run_shell,
     spawn,
 )
+from helpers.processes import first_json_line
 
 PY = sys.executable
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
@@ -168,14 +168,7 @@ def test_sigkill_of_the_harness_takes_its_agents_along() -> None:
         start_new_session=True,
     )
     try:
-        assert harness.stdout is not None
-        ready, _, _ = select.select([harness.stdout], [], [], 20)
-        line = harness.stdout.readline() if ready else b""
-        if not line:
-            harness.kill()
-            _, err = harness.communicate(timeout=10)
-            pytest.fail(f"harness printed nothing: {err.decode(errors='replace')}")
-        info = json.loads(line)
+        info = first_json_line(harness)
         agents = [info["pid"], info["child"], info["setsid"], info["orphan"]]
         assert all(running(pid) for pid in agents)
         assert running(info["sentinel"])

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import select
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 def wait_for(
@@ -45,3 +49,16 @@ def wait_dead(pids: list[int], timeout: float = 5.0) -> None:
 
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text())
+
+
+def first_json_line(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> Any:
+    """The first line ``proc`` prints on stdout, as JSON; if it prints nothing in time, the
+    test fails with its stderr (the process is killed)."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    line = proc.stdout.readline() if ready else b""
+    if not line:
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+        pytest.fail(f"{proc.args!r} printed nothing: {err.decode(errors='replace')}")
+    return json.loads(line)
