@@ -12,6 +12,9 @@ from pydantic import BaseModel, ValidationError
 from axis_eval.config.actions import ACTION_NAMES, MCP_TYPES
 from axis_eval.errors import FieldProblem
 
+_SHOWN = 60
+"""The longest rendering of a found value."""
+
 _EXPECTED = {
     "missing": "a value (this field is required)",
     "string_type": "a string",
@@ -29,10 +32,6 @@ _EXPECTED = {
     "model_attributes_type": "an object (mapping)",
     "too_short": "a non-empty list",
 }
-
-
-_SHOWN = 60
-"""The longest rendering of a found value."""
 
 
 def describe(value: Any) -> str:

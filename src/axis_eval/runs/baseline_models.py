@@ -10,9 +10,9 @@ those fields and read as single-run baselines.
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from axis_eval._types import camel
+from axis_eval._types import OutputModel
 from axis_eval._util.defaults import empty_list
 from axis_eval.report.models import Reliability
 
@@ -20,16 +20,11 @@ Verdict = Literal["improved", "regressed", "unchanged", "unscored"]
 """``unscored``: the pair ran but no run of it scored now (see its reliability)."""
 
 
-class BaselineModel(BaseModel):
+class BaselineModel(OutputModel):
     """camelCase on disk like every axis-eval file; unknown fields are ignored on read, so
     baseline files written by newer AXIS versions still load."""
 
-    model_config = ConfigDict(
-        extra="ignore",
-        alias_generator=camel,
-        populate_by_name=True,
-        serialize_by_alias=True,
-    )
+    model_config = ConfigDict(extra="ignore")  # merged into OutputModel's
 
 
 class BaselineEntry(BaselineModel):

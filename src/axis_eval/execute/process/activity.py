@@ -20,7 +20,7 @@ import os
 import time
 from collections.abc import Collection
 
-__all__ = ["begin", "end", "is_live", "live", "now_ticks", "oldest"]
+__all__ = ["begin", "end", "live", "now_ticks", "oldest"]
 
 _HZ = os.sysconf("SC_CLK_TCK")
 _live: dict[object, int] = {}
@@ -42,11 +42,6 @@ def begin(key: object) -> None:
 def end(key: object) -> None:
     """``key`` is over: nothing it started is running any more (or it never started)."""
     _live.pop(key, None)
-
-
-def is_live(key: object) -> bool:
-    """Whether ``key`` has begun and not ended."""
-    return key in _live
 
 
 def live() -> Collection[object]:

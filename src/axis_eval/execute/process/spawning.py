@@ -423,7 +423,7 @@ async def spawn(spec: ProcessSpec) -> AgentProcess:
     began = False
     if spec.marker is not None:
         env[MARKER_KEY] = spec.marker
-        began = not activity.is_live(spec.marker)
+        began = spec.marker not in activity.live()
         markers.count_spawn(spec.marker)  # before the process exists
     try:
         transport, protocol = await _start(spec, env, piped)
