@@ -149,3 +149,30 @@ async def test_ndjson_plain_text_output_is_no_work(
     assert out.failed and out.raw_output == ["Welcome to some agent v1.0"]
     assert out.error is not None and out.error.startswith("Agent produced no output")
     assert "not JSON" in out.error
+
+
+async def test_millions_of_bad_lines_keep_a_bounded_list_of_warnings(
+    make_input: MakeInput, control: RunControl
+) -> None:
+    """Each line that is not JSON is a warning: past MAX_KEPT_WARNINGS they are counted, not
+    kept (an agent can print millions under its output cap), and the last error is kept."""
+    from axis_eval.adapters.base import MAX_KEPT_WARNINGS, StreamContext
+    from axis_eval.adapters.transcript_builder import TranscriptBuilder
+
+    ctx: StreamContext[None] = StreamContext(None, TranscriptBuilder("a"))
+    for n in range(3 * MAX_KEPT_WARNINGS):
+        ctx.warn(f"line {n} is not JSON")
+    assert len(ctx.warnings) == MAX_KEPT_WARNINGS
+    kept = ctx.kept_warnings()
+    assert kept[-1] == f"… and {2 * MAX_KEPT_WARNINGS:,} more warnings (not kept)"
+
+    code = (
+        "import json\n"
+        "for n in range(3000): print('not json', n)\n"
+        "for n in range(3): print(json.dumps({'type': 'error', 'message': f'e{n}'}))\n"
+    )
+    adapter = declarative_adapter("bad", spec(command=[PY, "-c", code], args=[], output="ndjson"))
+    out = await run_agent(adapter, make_input(), control)
+    assert out.failed and out.error == "e2"  # the last error event
+    assert out.warnings[-1] == "… and 2990 more stdout lines that are not JSON"
+    assert len(out.warnings) <= 101  # the report shows at most 100, repeats counted

@@ -74,6 +74,10 @@ class AdapterInput:
     base-URL variable when passed through)."""
 
 
+MAX_KEPT_WARNINGS = 1_000
+"""Warnings one run's stream keeps (the report shows at most 100 of them, repeats counted)."""
+
+
 class StreamContext(Generic[S]):
     """What stream callbacks get: the adapter's state, the transcript, a token estimate."""
 
@@ -83,7 +87,9 @@ class StreamContext(Generic[S]):
         self.chars = 0
         """Characters fed to :meth:`feed_text` so far."""
         self.warnings: list[str] = []
-        """Notes for the run's ``warnings`` (use :meth:`warn`)."""
+        """Notes for the run's ``warnings`` (use :meth:`warn`): the first
+        :data:`MAX_KEPT_WARNINGS`; past them :meth:`warn` only counts (``warnings_dropped``)."""
+        self.warnings_dropped = 0
 
     def feed_text(self, text: str) -> None:
         """Count text the agent produced or read, for the live token estimate."""
@@ -95,8 +101,21 @@ class StreamContext(Generic[S]):
         return math.ceil(self.chars / CHARS_PER_TOKEN)
 
     def warn(self, message: str) -> None:
-        """Record something odd about the agent's output without failing the run."""
-        self.warnings.append(message)
+        """Record something odd about the agent's output without failing the run.
+
+        An agent can print millions of malformed events under its output cap; past the
+        first :data:`MAX_KEPT_WARNINGS` a warning is counted, not kept, so memory stays flat.
+        """
+        if len(self.warnings) < MAX_KEPT_WARNINGS:
+            self.warnings.append(message)
+        else:
+            self.warnings_dropped += 1
+
+    def kept_warnings(self) -> list[str]:
+        """The warnings kept, then how many were only counted (if any)."""
+        if not self.warnings_dropped:
+            return self.warnings
+        return [*self.warnings, f"… and {self.warnings_dropped:,} more warnings (not kept)"]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from axis_eval._types import TokenUsage
@@ -135,7 +135,9 @@ def _text_result(ctx: ResultContext[list[str]]) -> AdapterResult:
 @dataclass
 class _EventState:
     result: str | None = None
-    errors: list[str] = field(default_factory=list)
+    last_error: str | None = None
+    """The last ``error`` event's message (the only one the result needs: an agent may print
+    millions)."""
     cost_usd: float | None = None
     session_id: str | None = None
 
@@ -226,7 +228,7 @@ def _apply(kind: str, event: dict[str, Any], ctx: StreamContext[_EventState]) ->
     elif kind == "error":
         message = _str(event, "message") or "error"
         t.error(message)
-        ctx.state.errors.append(message)
+        ctx.state.last_error = message
     else:  # session
         ctx.state.session_id = _str(event, "id")
 
@@ -264,7 +266,7 @@ def _events_result(ctx: ResultContext[_EventState]) -> AdapterResult:
         result = ctx.transcript.last_assistant_text()
     return AdapterResult(
         result=result,
-        error=state.errors[-1] if result is None and state.errors else None,
+        error=state.last_error if result is None else None,
         cost_usd=state.cost_usd,
         session_id=state.session_id,
     )

@@ -273,7 +273,7 @@ class StreamReader:
         transcript.result = result
         transcript.ended_at = ended_at
         error = res.error if res is not None else problem
-        return Reading(error, warnings=self.ctx.warnings)
+        return Reading(error, warnings=self.ctx.kept_warnings())
 
 
 _NOT_JSON = object()
