@@ -55,8 +55,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 from synth_report import write_synthetic_report
 
 from axis_eval.report.html import write_html

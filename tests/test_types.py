@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import string
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from pydantic.alias_generators import to_camel
 
 from axis_eval._types import camel

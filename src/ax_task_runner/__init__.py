@@ -19,17 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ax_task_runner.config import RunnerConfig as RunnerConfig
-    from ax_task_runner.errors import RunnerError as RunnerError
-    from ax_task_runner.errors import SpecError as SpecError
-    from ax_task_runner.runner import Runner as Runner
-    from ax_task_runner.runner import run as run
-    from ax_task_runner.runner import run_async as run_async
-    from ax_task_runner.server import GuestContext as GuestContext
-    from ax_task_runner.server import H2cHandler as H2cHandler
-    from ax_task_runner.spec import Task as Task
-    from ax_task_runner.spec import Workspace as Workspace
-    from ax_task_runner.spec import parse_task as parse_task
-    from ax_task_runner.spec import parse_workspaces as parse_workspaces
+    from ax_task_runner.errors import RunnerError as RunnerError, SpecError as SpecError
+    from ax_task_runner.runner import Runner as Runner, run as run, run_async as run_async
+    from ax_task_runner.server import GuestContext as GuestContext, H2cHandler as H2cHandler
+    from ax_task_runner.spec import (
+        Task as Task,
+        Workspace as Workspace,
+        parse_task as parse_task,
+        parse_workspaces as parse_workspaces,
+    )
     from ax_task_runner.supervisor import CommandExit as CommandExit
 
 _EXPORTS = {

@@ -18,8 +18,7 @@ from typing import Any
 # One redactor class for the harness and the runner, with the runner's own rule (whole
 # words, values of 6+ characters: it learns its whole environment). Loaded at start-up on
 # purpose: it imports the standard library only (tests/task_runner/test_layout.py keeps it so).
-from axis_eval.redact import RUNNER, Redactor
-from axis_eval.redact import runner_secret_name as is_secret_name
+from axis_eval.redact import RUNNER, Redactor, runner_secret_name as is_secret_name
 
 __all__ = ["Redactor", "configure", "event", "is_secret_name", "redactor"]
 

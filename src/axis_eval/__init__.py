@@ -11,27 +11,25 @@ from axis_eval._util.lazy import lazy_exports
 from axis_eval._version import __version__
 
 if TYPE_CHECKING:
-    from axis_eval.config.load import find_config as find_config
-    from axis_eval.config.load import load_config as load_config
-    from axis_eval.config.models import Config as Config
-    from axis_eval.config.models import LoadedConfig as LoadedConfig
+    from axis_eval.config.load import find_config as find_config, load_config as load_config
+    from axis_eval.config.models import Config as Config, LoadedConfig as LoadedConfig
     from axis_eval.config.scenario import Scenario as Scenario
-    from axis_eval.errors import AxisError as AxisError
-    from axis_eval.errors import ConfigError as ConfigError
-    from axis_eval.errors import PreflightError as PreflightError
-    from axis_eval.errors import UsageError as UsageError
-    from axis_eval.pipeline import RunOptions as RunOptions
-    from axis_eval.pipeline import RunOutcome as RunOutcome
-    from axis_eval.pipeline import run as run
-    from axis_eval.pipeline import run_async as run_async
-    from axis_eval.planning.matrix import Selection as Selection
-    from axis_eval.planning.matrix import plan as plan
-    from axis_eval.planning.models import JobSpec as JobSpec
-    from axis_eval.planning.models import Plan as Plan
-    from axis_eval.report.models import ReportManifest as ReportManifest
-    from axis_eval.report.models import RunResult as RunResult
-    from axis_eval.runs.store import list_reports as list_reports
-    from axis_eval.runs.store import read_report as read_report
+    from axis_eval.errors import (
+        AxisError as AxisError,
+        ConfigError as ConfigError,
+        PreflightError as PreflightError,
+        UsageError as UsageError,
+    )
+    from axis_eval.pipeline import (
+        RunOptions as RunOptions,
+        RunOutcome as RunOutcome,
+        run as run,
+        run_async as run_async,
+    )
+    from axis_eval.planning.matrix import Selection as Selection, plan as plan
+    from axis_eval.planning.models import JobSpec as JobSpec, Plan as Plan
+    from axis_eval.report.models import ReportManifest as ReportManifest, RunResult as RunResult
+    from axis_eval.runs.store import list_reports as list_reports, read_report as read_report
     from axis_eval.scaffold import init_project as init_project
     from axis_eval.schemas import schema_for as schema_for
 

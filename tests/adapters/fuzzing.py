@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hypothesis import settings
-from hypothesis import strategies as st
+from hypothesis import settings, strategies as st
 
 from axis_eval.adapters.base import AdapterInput
 from axis_eval.adapters.transcript_builder import TranscriptBuilder

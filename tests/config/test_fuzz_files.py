@@ -32,8 +32,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 from hypothesis.control import currently_in_test_context
 
 from axis_eval.config import files as config_files

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,6 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from helpers.processes import alive
+from helpers.projects import (  # re-exported: this folder's tests import them from here
+    base_environ as base_environ,
+    cli_env as cli_env,
+    only_report as only_report,
+    report_dirs as report_dirs,
+    run_api as run_api,
+    start_cli as start_cli,
+    write_project as write_project,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,88 +48,9 @@ def ndjson_adapter(mode: str, *, stdin: bool = False, **extra: Any) -> dict[str,
     return spec
 
 
-def write_project(
-    root: Path,
-    adapters: Mapping[str, Any],
-    scenarios: Mapping[str, Mapping[str, Any]],
-    *,
-    agents: list[Any] | None = None,
-    **config: Any,
-) -> Path:
-    """Write ``axis.config.json`` and ``scenarios/<key>.json``; return ``root``."""
-    root.mkdir(parents=True, exist_ok=True)
-    body: dict[str, Any] = {
-        "name": root.name,
-        "scenarios": "./scenarios",
-        "agents": agents if agents is not None else list(adapters),
-        "adapters": dict(adapters),
-        **config,
-    }
-    (root / "axis.config.json").write_text(json.dumps(body, indent=2))
-    for key, scenario in scenarios.items():
-        path = root / "scenarios" / f"{key}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"name": key, "prompt": f"do {key}", "judge": "it worked", **scenario}
-        path.write_text(json.dumps(data, indent=2))
-    return root
-
-
 def scenario(**fields: Any) -> dict[str, Any]:
     """A scenario body (name, prompt and judge are filled in by :func:`write_project`)."""
     return fields
-
-
-def base_environ(**extra: str) -> dict[str, str]:
-    """A small parent environment for a run (what a shell would give, plus ``extra``)."""
-    names = ("PATH", "USER", "SHELL", "LANG", "TERM", "AXIS_AGENTS_DIR", "CI")
-    env = {k: os.environ[k] for k in names if k in os.environ}
-    env.setdefault("PATH", os.defpath)
-    env.update(extra)
-    return env
-
-
-async def run_api(
-    root: Path,
-    environ: Mapping[str, str],
-    *,
-    concurrency: int | None = None,
-    grace_s: float = 0.5,
-) -> Any:
-    """``axis run`` through the Python API, no signal handlers; returns the RunOutcome."""
-    from axis_eval import RunOptions, load_config, run_async
-
-    options = RunOptions(
-        loaded=load_config(str(root)),
-        concurrency=concurrency,
-        grace_s=grace_s,
-        environ=dict(environ),
-        handle_signals=False,
-        score=False,
-    )
-    return await run_async(options)
-
-
-def cli_env(**extra: str) -> dict[str, str]:
-    """The environment of an ``axis`` child process."""
-    return base_environ(PYTHONPATH=str(SRC), NO_COLOR="1", PYTHONUNBUFFERED="1", **extra)
-
-
-def start_cli(
-    root: Path, *args: str, env: Mapping[str, str], log: Path | None = None
-) -> subprocess.Popen[bytes]:
-    """Start ``python -m axis_eval run -c root ARGS`` in its own session."""
-    out = open(log or root / "axis-cli.log", "wb")  # noqa: SIM115 - closed by the child's exit
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "axis_eval", "run", "-c", str(root), *args],
-            env=dict(env),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    finally:
-        out.close()
 
 
 def run_cli(root: Path, *args: str, env: Mapping[str, str], timeout: float = 45) -> CliRun:
@@ -148,18 +77,6 @@ def launches(e2e_dir: Path) -> Counter[str]:
     """Lines the logging test agents appended to ``$E2E_DIR/exec.log``: one per launch."""
     log = e2e_dir / "exec.log"
     return Counter(log.read_text().splitlines() if log.exists() else [])
-
-
-def report_dirs(root: Path) -> list[Path]:
-    """The report folders of a project, oldest first."""
-    base = root / ".axis" / "reports"
-    return sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
-
-
-def only_report(root: Path) -> Path:
-    found = report_dirs(root)
-    assert len(found) == 1, found
-    return found[0]
 
 
 def runs_by_scenario(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from axis_eval._types import round_half_up
 from axis_eval.scoring.calibration import DEFAULT_CALIBRATION, calibrate, calibrate_category, phi

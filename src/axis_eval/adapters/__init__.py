@@ -13,14 +13,16 @@ from axis_eval._util.lazy import lazy_exports
 if TYPE_CHECKING:
     from axis_eval._types import TokenUsage as TokenUsage
     from axis_eval.adapters.acp import create_acp_adapter as create_acp_adapter
-    from axis_eval.adapters.base import AdapterInput as AdapterInput
-    from axis_eval.adapters.base import AdapterResult as AdapterResult
-    from axis_eval.adapters.base import AgentAdapter as AgentAdapter
-    from axis_eval.adapters.base import AggregateMode as AggregateMode
-    from axis_eval.adapters.base import LinesMode as LinesMode
-    from axis_eval.adapters.base import ResultContext as ResultContext
-    from axis_eval.adapters.base import StreamContext as StreamContext
-    from axis_eval.adapters.base import create_agent_adapter as create_agent_adapter
+    from axis_eval.adapters.base import (
+        AdapterInput as AdapterInput,
+        AdapterResult as AdapterResult,
+        AgentAdapter as AgentAdapter,
+        AggregateMode as AggregateMode,
+        LinesMode as LinesMode,
+        ResultContext as ResultContext,
+        StreamContext as StreamContext,
+        create_agent_adapter as create_agent_adapter,
+    )
 
 _EXPORTS = {
     "AdapterInput": "axis_eval.adapters.base",

@@ -37,8 +37,7 @@ from axis_eval.adapters import _native
 from axis_eval.adapters.base import AdapterInput
 from axis_eval.adapters.builtins import BuiltinAgent
 from axis_eval.adapters.claude_code import CLAUDE_ENV
-from axis_eval.adapters.gemini import home_env as gemini_home_env
-from axis_eval.adapters.gemini import settings_for as gemini_settings
+from axis_eval.adapters.gemini import home_env as gemini_home_env, settings_for as gemini_settings
 from axis_eval.files import atomic_write_text
 
 __all__ = ["BuiltinRecipe", "builtin_recipe"]

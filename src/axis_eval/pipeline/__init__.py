@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING
 from axis_eval._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from axis_eval.pipeline.checks import load_adapters as load_adapters
-    from axis_eval.pipeline.checks import preflight as preflight
+    from axis_eval.pipeline.checks import load_adapters as load_adapters, preflight as preflight
     from axis_eval.pipeline.crash import RunCrashed as RunCrashed
-    from axis_eval.pipeline.engine import run as run
-    from axis_eval.pipeline.engine import run_async as run_async
-    from axis_eval.pipeline.options import RunAborted as RunAborted
-    from axis_eval.pipeline.options import RunOptions as RunOptions
-    from axis_eval.pipeline.options import RunOutcome as RunOutcome
-    from axis_eval.pipeline.options import config_hash as config_hash
+    from axis_eval.pipeline.engine import run as run, run_async as run_async
+    from axis_eval.pipeline.options import (
+        RunAborted as RunAborted,
+        RunOptions as RunOptions,
+        RunOutcome as RunOutcome,
+        config_hash as config_hash,
+    )
 
 _EXPORTS = {
     "RunAborted": ".options",

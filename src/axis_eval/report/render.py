@@ -7,8 +7,11 @@ from typing import Any
 from axis_eval.planning.models import Plan
 from axis_eval.report.models import PairDiff, PairEntry, ReportDiff, ReportManifest
 from axis_eval.report.verdicts import CiVerdicts, PairVerdict
-from axis_eval.runs.aggregate import describe_reliability, pair_duration_ms
-from axis_eval.runs.aggregate import diff_reports as diff_reports  # for the CLI
+from axis_eval.runs.aggregate import (
+    describe_reliability,
+    diff_reports as diff_reports,  # for the CLI
+    pair_duration_ms,
+)
 from axis_eval.transcript.sparse_index import format_ms
 
 

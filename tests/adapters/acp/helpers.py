@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from helpers import projects
+from helpers.projects import (  # re-exported: this folder's tests import them from here
+    base_environ as base_environ,
+    cli_env as cli_env,
+    only_report as only_report,
+    run_api as run_api,
+    start_cli as start_cli,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -33,67 +39,8 @@ def write_project(
     **config: Any,
 ) -> Path:
     """``axis.config.json`` (default: the fake ACP adapter) and ``scenarios/<key>.json``."""
-    root.mkdir(parents=True, exist_ok=True)
     adapters = {"fake-acp": str(FAKE_ADAPTER)} if adapters is None else adapters
-    body: dict[str, Any] = {
-        "name": root.name,
-        "scenarios": "./scenarios",
-        "agents": agents if agents is not None else list(adapters),
-        "adapters": dict(adapters),
-        **config,
-    }
-    (root / "axis.config.json").write_text(json.dumps(body, indent=2))
-    for key, scenario in scenarios.items():
-        path = root / "scenarios" / f"{key}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"name": key, "prompt": f"do {key}", "judge": "it worked", **scenario}
-        path.write_text(json.dumps(data, indent=2))
-    return root
-
-
-def base_environ(**extra: str) -> dict[str, str]:
-    env = {k: os.environ[k] for k in ("PATH", "USER", "SHELL", "LANG", "TERM") if k in os.environ}
-    env.setdefault("PATH", os.defpath)
-    env.update(extra)
-    return env
-
-
-async def run_api(root: Path, environ: Mapping[str, str], *, grace_s: float = 0.5) -> Any:
-    """``axis run`` through the Python API (no signal handlers, no scoring)."""
-    from axis_eval import RunOptions, load_config, run_async
-
-    options = RunOptions(
-        loaded=load_config(str(root)),
-        grace_s=grace_s,
-        environ=dict(environ),
-        handle_signals=False,
-        score=False,
-    )
-    return await run_async(options)
-
-
-def cli_env(**extra: str) -> dict[str, str]:
-    return base_environ(PYTHONPATH=str(SRC), NO_COLOR="1", PYTHONUNBUFFERED="1", **extra)
-
-
-def start_cli(root: Path, *args: str, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
-    """``python -m axis_eval run -c root ARGS`` in its own session, output to a log."""
-    with open(root / "axis-cli.log", "wb") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "axis_eval", "run", "-c", str(root), *args],
-            env=dict(env),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-
-
-def only_report(root: Path) -> Path:
-    base = root / ".axis" / "reports"
-    found = sorted(p for p in base.iterdir() if p.is_dir())
-    assert len(found) == 1, found
-    return found[0]
+    return projects.write_project(root, adapters, scenarios, agents=agents, **config)
 
 
 def runs_by_key(manifest: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:

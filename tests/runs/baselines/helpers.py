@@ -10,8 +10,7 @@ from pathlib import Path
 
 from axis_eval.report.models import PairEntry, ReportManifest, RunEntry
 from axis_eval.runs.store import ReportStore, reports_root
-from helpers.factories import manifest, run_entry
-from helpers.factories import pair as make_pair
+from helpers.factories import manifest, pair as make_pair, run_entry
 
 Run = int | str
 """A composite, ``"fail"`` (the run failed) or ``"withheld"`` (the judge failed)."""

@@ -65,38 +65,46 @@ from typing import TYPE_CHECKING
 from axis_eval._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from axis_eval.execute.process.kill import kill_group as kill_group
-    from axis_eval.execute.process.kill import kill_marked as kill_marked
-    from axis_eval.execute.process.kill import kill_marked_now as kill_marked_now
-    from axis_eval.execute.process.kill import send_signal as send_signal
-    from axis_eval.execute.process.kill import signal_group as signal_group
-    from axis_eval.execute.process.markers import MARKER_KEY as MARKER_KEY
-    from axis_eval.execute.process.markers import forget_marker as forget_marker
-    from axis_eval.execute.process.markers import (
-        ignore_existing_processes as ignore_existing_processes,
+    from axis_eval.execute.process.kill import (
+        kill_group as kill_group,
+        kill_marked as kill_marked,
+        kill_marked_now as kill_marked_now,
+        send_signal as send_signal,
+        signal_group as signal_group,
     )
-    from axis_eval.execute.process.markers import marked_pids as marked_pids
-    from axis_eval.execute.process.markers import marker_entry as marker_entry
-    from axis_eval.execute.process.markers import new_run_token as new_run_token
+    from axis_eval.execute.process.markers import (
+        MARKER_KEY as MARKER_KEY,
+        forget_marker as forget_marker,
+        ignore_existing_processes as ignore_existing_processes,
+        marked_pids as marked_pids,
+        marker_entry as marker_entry,
+        new_run_token as new_run_token,
+    )
     from axis_eval.execute.process.procfs import group_running as group_running
-    from axis_eval.execute.process.reaping import OrphanReaper as OrphanReaper
-    from axis_eval.execute.process.reaping import become_subreaper as become_subreaper
-    from axis_eval.execute.process.reaping import is_subreaper as is_subreaper
-    from axis_eval.execute.process.reaping import pidfd_child_watcher as pidfd_child_watcher
-    from axis_eval.execute.process.reaping import reap_orphans as reap_orphans
-    from axis_eval.execute.process.reaping import subreaper as subreaper
+    from axis_eval.execute.process.reaping import (
+        OrphanReaper as OrphanReaper,
+        become_subreaper as become_subreaper,
+        is_subreaper as is_subreaper,
+        pidfd_child_watcher as pidfd_child_watcher,
+        reap_orphans as reap_orphans,
+        subreaper as subreaper,
+    )
     from axis_eval.execute.process.sentinel import Sentinel as Sentinel
-    from axis_eval.execute.process.shell import SHELL_OUTPUT_CAP as SHELL_OUTPUT_CAP
-    from axis_eval.execute.process.shell import ShellResult as ShellResult
-    from axis_eval.execute.process.shell import run_shell as run_shell
-    from axis_eval.execute.process.spawning import STREAM_LIMIT as STREAM_LIMIT
-    from axis_eval.execute.process.spawning import AgentProcess as AgentProcess
-    from axis_eval.execute.process.spawning import ManagedProcess as ManagedProcess
-    from axis_eval.execute.process.spawning import ProcessSpec as ProcessSpec
-    from axis_eval.execute.process.spawning import Spawner as Spawner
-    from axis_eval.execute.process.spawning import SpawnFailed as SpawnFailed
-    from axis_eval.execute.process.spawning import Stdio as Stdio
-    from axis_eval.execute.process.spawning import spawn as spawn
+    from axis_eval.execute.process.shell import (
+        SHELL_OUTPUT_CAP as SHELL_OUTPUT_CAP,
+        ShellResult as ShellResult,
+        run_shell as run_shell,
+    )
+    from axis_eval.execute.process.spawning import (
+        STREAM_LIMIT as STREAM_LIMIT,
+        AgentProcess as AgentProcess,
+        ManagedProcess as ManagedProcess,
+        ProcessSpec as ProcessSpec,
+        Spawner as Spawner,
+        SpawnFailed as SpawnFailed,
+        Stdio as Stdio,
+        spawn as spawn,
+    )
 
 _EXPORTS = {  # module → the public names it holds
     "spawning": (

@@ -20,8 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from axis_eval.report.html._page import render_html as render_html
-    from axis_eval.report.html._page import write_html as write_html
+    from axis_eval.report.html._page import render_html as render_html, write_html as write_html
 
 __all__ = ["render_html", "write_html"]
 
