@@ -36,6 +36,8 @@ __all__ = [
     "PreflightError",
     "ReportNotFound",
     "UsageError",
+    "one_line",
+    "one_line_text",
 ]
 
 EXIT_OK = 0
@@ -143,3 +145,21 @@ class Interrupted(AxisError):
     def __init__(self, signal_name: str) -> None:
         super().__init__(f"interrupted by {signal_name}")
         self.exit_code = EXIT_SIGTERM if signal_name == "SIGTERM" else EXIT_SIGINT
+
+
+_ERROR_CHARS = 500
+"""The longest one-line error a report or the terminal shows (a crash's ``error``)."""
+
+
+def one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line, at most ``_ERROR_CHARS`` long; a group of one is
+    unwrapped (a task group raises the failing task's error inside one)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return one_line_text(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+
+def one_line_text(text: str) -> str:
+    """``text`` on one line (whitespace runs made one space), cut to ``_ERROR_CHARS``."""
+    text = " ".join(text.split())
+    return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"

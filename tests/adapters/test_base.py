@@ -70,3 +70,16 @@ def test_stream_context_estimates_tokens() -> None:
     assert ctx.estimated_tokens == 2
     ctx.warn("odd")
     assert ctx.warnings == ["odd"]
+
+
+@pytest.mark.parametrize("args", [["ok", 1], "not a list", None])
+def test_build_args_that_are_not_a_list_of_strings_are_refused_at_spawn(
+    args: Any, make_input: Any
+) -> None:
+    from axis_eval.adapters.base import command_line
+
+    adapter = create_agent_adapter(
+        **_good(build_args=lambda inp: args, resolve_command=lambda inp: ["cli"])
+    )
+    with pytest.raises(AdapterConfigError, match="good: build_args must return a list of str"):
+        command_line(adapter, make_input())

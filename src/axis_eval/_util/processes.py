@@ -58,8 +58,6 @@ def run_helper(
     argv: list[str],
     *,
     cwd: str | None = None,
-    env: dict[str, str] | None = None,
-    input_text: str | None = None,
     timeout_s: float = 60.0,
     max_output_bytes: int | None = None,
     stop_on_signals: bool = False,
@@ -79,8 +77,7 @@ def run_helper(
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
-        env=env,
-        stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
@@ -89,7 +86,7 @@ def run_helper(
     late = HelperTimeout(f"{argv[0]} did not finish within {timeout_s:g}s")
     try:
         with _stopping_signals() if stop_on_signals else _nothing():
-            out, err = _collect(proc, input_text, (deadline, late), max_output_bytes)
+            out, err = _collect(proc, (deadline, late), max_output_bytes)
             if not _wait_unreaped(proc.pid, deadline):
                 raise late
     except BaseException:
@@ -105,7 +102,6 @@ def _text(data: bytes) -> str:
 
 def _collect(
     proc: subprocess.Popen[bytes],
-    input_text: str | None,
     timeout: tuple[float, HelperTimeout],
     cap: int | None,
 ) -> tuple[bytes, bytes]:
@@ -117,13 +113,9 @@ def _collect(
     assert proc.stdout is not None and proc.stderr is not None
     buffers: dict[int, bytearray] = {proc.stdout.fileno(): bytearray()}
     buffers[proc.stderr.fileno()] = bytearray()
-    pending = memoryview((input_text or "").encode("utf-8"))
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdout, selectors.EVENT_READ)
         selector.register(proc.stderr, selectors.EVENT_READ)
-        if proc.stdin is not None:
-            os.set_blocking(proc.stdin.fileno(), False)
-            selector.register(proc.stdin, selectors.EVENT_WRITE)
         exited = False
         while selector.get_map():
             remaining = deadline - time.monotonic()
@@ -135,9 +127,6 @@ def _collect(
                 # the pipes open (one that left its group, too) does not hold us
             for key, _events in ready:
                 stream = cast("IO[bytes]", key.fileobj)
-                if stream is proc.stdin:
-                    pending = _write_some(selector, stream, pending)
-                    continue
                 chunk = os.read(key.fd, _CHUNK)
                 if not chunk:
                     selector.unregister(stream)
@@ -150,20 +139,6 @@ def _collect(
                 buffer.extend(chunk)
             exited = exited or _has_exited(proc.pid)
     return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()])
-
-
-def _write_some(
-    selector: selectors.BaseSelector, stream: IO[bytes], data: memoryview
-) -> memoryview:
-    try:
-        written = os.write(stream.fileno(), data[:_CHUNK]) if data else 0
-    except BrokenPipeError:
-        written = len(data)
-    data = data[written:]
-    if not data:
-        selector.unregister(stream)
-        stream.close()
-    return data
 
 
 def _has_exited(pid: int) -> bool:

@@ -234,8 +234,7 @@ def command_line(adapter: AgentAdapter[Any], inp: AdapterInput) -> list[str]:
     """
     argv = resolve_argv_prefix(adapter, inp)
     args = adapter.build_args(inp)
-    if not isinstance(args, list | tuple) or not all(isinstance(a, str) for a in args):
-        raise AdapterConfigError(f"{adapter.name}: build_args must return a list of strings")
+    _check_strings(args, f"{adapter.name}: build_args")
     return argv + list(args)
 
 

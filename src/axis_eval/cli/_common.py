@@ -45,11 +45,11 @@ def internal_error(
     import os
     import traceback
 
-    from axis_eval.errors import EXIT_INTERNAL
+    from axis_eval.errors import EXIT_INTERNAL, one_line
     from axis_eval.redact import Redactor
 
     redact = redactor or Redactor.from_env(os.environ, os.environ)
-    error = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+    error = one_line(exc)
     where = _write_crash_log(redact.text("".join(traceback.format_exception(exc))), folder)
     text = (
         f"error: internal error: axis-eval failed ({redact.text(error)}). This is a bug in "

@@ -136,15 +136,7 @@ def bad_strings(value: Any, loc: Loc = (), *, nul: bool = False) -> Iterator[tup
 
 
 def _clean_text(text: str, nul: bool = False) -> bool:
-    if "\x00" in text and not nul:
-        return False
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return text_problem(text, nul=nul) is None
 
 
 def _clean(value: Any, nul: bool = False) -> bool:

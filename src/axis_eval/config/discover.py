@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from axis_eval.config._problems import problems_from, unknown_keys
 from axis_eval.config._reading import is_dir, lexists, shown
+from axis_eval.config._text import text_problem
 from axis_eval.config.files import DATA_SUFFIXES, JS_SUFFIXES, TS_SUFFIXES, read_data_file
 from axis_eval.config.models import Config
 from axis_eval.config.scenario import Scenario, ScenarioInput, expand
@@ -160,11 +161,8 @@ def _load_file(found: Discovery, path: Path, key: str, base: Path, *, explicit: 
 
 
 def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # os.walk decodes a non-UTF-8 byte to a lone surrogate
-        return False
-    return True
+    """os.walk decodes a non-UTF-8 byte to a lone surrogate, which the text rule refuses."""
+    return text_problem(text) is None
 
 
 def _looks_like_scenario(raw: Any) -> bool:

@@ -20,13 +20,12 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from axis_eval.errors import EXIT_INTERNAL, EXIT_SIGINT, AxisError
+from axis_eval.errors import EXIT_INTERNAL, EXIT_SIGINT, AxisError, one_line, one_line_text
 from axis_eval.progress import Display
 from axis_eval.report.models import ReportManifest
 from axis_eval.runs.store import CRASH_FILE
 from axis_eval.runs.writer import ReportWriter
 
-_ERROR_CHARS = 500
 """The longest ``error`` a crashed manifest records (the full text is in ``crash.log``)."""
 
 
@@ -88,20 +87,6 @@ def resume_hint(report_id: str, config_dir: str) -> str:
     here = Path(config_dir).resolve() == Path.cwd().resolve()
     where = "" if here else f" -c {shlex.quote(config_dir)}"
     return f"`axis run{where} --resume {report_id}` runs only the jobs that did not finish"
-
-
-def one_line(exc: BaseException) -> str:
-    """``Type: message`` on one line, at most ``_ERROR_CHARS`` long; a group of one is
-    unwrapped (a task group raises the failing task's error inside one)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return one_line_text(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-
-
-def one_line_text(text: str) -> str:
-    """``text`` on one line (whitespace runs made one space), cut to ``_ERROR_CHARS``."""
-    text = " ".join(text.split())
-    return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"
 
 
 class OpenReport:

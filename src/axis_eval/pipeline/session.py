@@ -25,9 +25,8 @@ from axis_eval.execute.models import JobOutcome
 from axis_eval.execute.process import (
     OrphanReaper,
     Sentinel,
-    become_subreaper,
     ignore_existing_processes,
-    is_subreaper,
+    subreaper,
 )
 from axis_eval.execute.scripted_model import EmbeddedModelServer
 from axis_eval.pipeline.options import RunOptions
@@ -120,23 +119,20 @@ class RunSession:
         """
         loop = asyncio.get_running_loop()
         installed = self._install_signals(loop) if self.options.handle_signals else []
-        was_subreaper = is_subreaper()
         timer: asyncio.TimerHandle | None = None
         try:
-            become_subreaper()
-            ignore_existing_processes()
-            sentinel = await Sentinel.start(self.token)
-            try:
-                timer = self._start_time_limit(loop)
-                async with OrphanReaper():
-                    yield
-            finally:
-                if timer is not None:
-                    timer.cancel()
-                await sentinel.close()
+            with subreaper():
+                ignore_existing_processes()
+                sentinel = await Sentinel.start(self.token)
+                try:
+                    timer = self._start_time_limit(loop)
+                    async with OrphanReaper():
+                        yield
+                finally:
+                    if timer is not None:
+                        timer.cancel()
+                    await sentinel.close()
         finally:
-            if not was_subreaper:
-                become_subreaper(False)
             for sig in installed:
                 loop.remove_signal_handler(sig)
 

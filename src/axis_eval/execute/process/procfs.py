@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Container
+from functools import cache
 
 MARKER_KEY = "AXIS_JOB_MARKER"
 """Environment variable every process of a job carries: ``<run_token>/<job_id>``."""
@@ -51,14 +52,8 @@ def _read(path: str) -> bytes | None:
 
 def stat(pid: int) -> tuple[str, int, int] | None:
     """``(state, ppid, pgrp)`` of ``pid``, or None when it is gone."""
-    raw = _read(f"{_PROC}/{pid}/stat")
-    if raw is None:
-        return None
-    fields = raw.rpartition(b")")[2].split()  # the command name may hold spaces and ")"
-    try:
-        return fields[0].decode(), int(fields[1]), int(fields[2])
-    except (IndexError, ValueError):
-        return None
+    info = process_info(pid)
+    return None if info is None else info[:3]
 
 
 def process_info(pid: int) -> tuple[str, int, int, int, int] | None:
@@ -67,7 +62,7 @@ def process_info(pid: int) -> tuple[str, int, int, int, int] | None:
     raw = _read(f"{_PROC}/{pid}/stat")
     if raw is None:
         return None
-    fields = raw.rpartition(b")")[2].split()
+    fields = raw.rpartition(b")")[2].split()  # the command name may hold spaces and ")"
     try:
         return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19])
     except (IndexError, ValueError):
@@ -92,12 +87,12 @@ def children(pid: int) -> list[int] | None:
 
 def all_children(pid: int) -> list[int]:
     """The children of every thread of ``pid`` (a whole /proc scan without children files)."""
+    if not _has_children_files():
+        return children_by_scan(pid)  # a kernel built without the children files
     try:
         tasks = os.listdir(f"{_PROC}/{pid}/task")
     except OSError:
         return []
-    if not os.path.exists(f"{_PROC}/self/task/{os.getpid()}/children"):
-        return children_by_scan(pid)  # a kernel built without the children files
     found: list[int] = []
     for task in tasks:
         raw = _read(f"{_PROC}/{pid}/task/{task}/children")  # None: that thread ended
@@ -106,12 +101,19 @@ def all_children(pid: int) -> list[int]:
     return found
 
 
-def children_by_scan(ppid: int) -> list[int]:
-    """Every process whose parent is ``ppid`` (any of its threads): a whole /proc scan."""
+@cache
+def _has_children_files() -> bool:
+    """Whether the kernel has ``/proc/<pid>/task/<tid>/children`` (a build option)."""
+    return os.path.exists(f"{_PROC}/self/task/{os.getpid()}/children")
+
+
+def children_by_scan(ppid: int, state: str | None = None) -> list[int]:
+    """Every process whose parent is ``ppid`` (any of its threads), only those in ``state``
+    when given (``"Z"``: zombies): a whole /proc scan."""
     found: list[int] = []
     for pid in _pids():
         info = stat(pid)
-        if info is not None and info[1] == ppid:
+        if info is not None and info[1] == ppid and (state is None or info[0] == state):
             found.append(pid)
     return found
 
@@ -130,11 +132,7 @@ about processes it may have forked after the listing."""
 
 def group_running(pgid: int) -> bool:
     """Whether any process of group ``pgid`` is still running (zombies do not count)."""
-    for pid in _pids():
-        info = stat(pid)
-        if info is not None and info[2] == pgid and info[0] not in ("Z", "X"):
-            return True
-    return False
+    return bool(group_members(pgid))
 
 
 def group_members(pgid: int) -> list[int]:
@@ -217,12 +215,7 @@ def find(
 
 def zombie_children(ppid: int) -> list[int]:
     """Zombie processes whose parent is ``ppid`` (orphans adopted by a subreaper included)."""
-    found: list[int] = []
-    for pid in _pids():
-        info = stat(pid)
-        if info is not None and info[0] == "Z" and info[1] == ppid:
-            found.append(pid)
-    return found
+    return children_by_scan(ppid, "Z")
 
 
 def reap_zombie_children(skip: Container[int]) -> list[int]:

@@ -16,22 +16,13 @@ first, so an eager import here would be an import cycle. The two names load on f
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from axis_eval._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from axis_eval.report.html._page import render_html as render_html, write_html as write_html
 
-__all__ = ["render_html", "write_html"]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("axis_eval.report.html._page"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__, {"render_html": "._page", "write_html": "._page"}
+)
