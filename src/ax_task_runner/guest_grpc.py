@@ -15,9 +15,11 @@ preface. Embedded use::
 On that connection, a POST whose ``content-type`` starts with ``application/grpc`` is a
 gRPC call. With ``enabled`` (the Task's ``spec.debug``) the calls of ProcessService
 (StartProcess, GetProcess, StreamProcessOutput, WriteProcessInput, SignalProcess) and
-FileSystemService (ReadFile, WriteFile) are served; without it every call gets
-``UNIMPLEMENTED``. Any other HTTP/2 request goes to ``http_fallback`` (the runner's own
-routes) or gets upstream's ``404 page not found``.
+FileSystemService (ReadFile, WriteFile) are served, with gRPC server reflection
+(``grpc.reflection.v1`` and ``v1alpha`` ServerReflectionInfo, what ``grpcurl`` uses), as
+upstream's guest daemon registers it; without it every call gets ``UNIMPLEMENTED``.
+Any other HTTP/2 request goes to ``http_fallback`` (the runner's own routes) or gets
+upstream's ``404 page not found``.
 
 This module is cheap to import: hyper-h2 and protobuf load on the first h2c connection
 (protobuf only when ``enabled``), so ``/healthz`` never waits for them.
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DISABLED_MESSAGE",
     "GRPC_METHODS",
+    "REFLECTION_METHODS",
     "GuestServices",
     "HttpFallback",
     "make_h2c_handler",
@@ -55,6 +58,11 @@ GRPC_METHODS = (
     "/ateenv.v1alpha.ProcessService/SignalProcess",
     "/ateenv.v1alpha.FileSystemService/ReadFile",
     "/ateenv.v1alpha.FileSystemService/WriteFile",
+)
+# Served beside them when enabled (bidirectional streams).
+REFLECTION_METHODS = (
+    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
 )
 
 # (method, path with query, request headers) -> (status, headers, body), for plain HTTP/2.
@@ -144,13 +152,16 @@ class GuestServices:
         if self._methods is None:
             from ax_task_runner._guest.files import FileAccess
             from ax_task_runner._guest.processes import ProcessTable
-            from ax_task_runner._guest.services import GuestServiceImpl
+            from ax_task_runner._guest.services import GuestServiceImpl, reflection_for
 
             self._table = ProcessTable(
                 workspace=self.workspace, env=self._env, output_retain_bytes=self._retain
             )
             impl = GuestServiceImpl(self._table, FileAccess(self.workspace, confine=self._confine))
-            self._methods = impl.methods()
+            methods = impl.methods()
+            # Server reflection, as upstream's guest daemon registers it (grpcurl list…).
+            methods.update(reflection_for(methods).methods())
+            self._methods = methods
         return self._methods
 
     def pids(self) -> set[int]:

@@ -11,8 +11,8 @@ What is implemented of the gRPC-over-HTTP/2 protocol: length-prefixed messages (
 or gzip/deflate when the client compresses), unary and streaming calls in both directions,
 `grpc-timeout`, `grpc-status`/`grpc-message` trailers (Trailers-Only for errors before any
 message), flow control with back-pressure on uploads, RST_STREAM on cancellation, PING
-(answered by h2) and GOAWAY on close. Not implemented: server reflection, response
-compression, HTTP/1.1 `Upgrade: h2c`.
+(answered by h2) and GOAWAY on close. Not implemented: response compression, HTTP/1.1
+`Upgrade: h2c`. (Server reflection is one more method table, `reflection.py`.)
 
 Three modules: `h2_transport` (the HTTP/2 connection and its streams), `grpc_wire` (the
 gRPC rules: status codes, framing, compression, trailers) and this one, which routes each

@@ -261,6 +261,10 @@ class ProcessTable:
         gp = self.get(process_id)
         if signum <= 0 or signum >= signal.NSIG:
             raise ProcessError("invalid", f"unsupported signal {signum}")
+        if not gp.running:
+            # As upstream (FAILED_PRECONDITION). Between the reap and the exit status (the
+            # output still draining) it still reads RUNNING, and _signal_group is a no-op.
+            raise ProcessError("precondition", f"process {process_id!r} has exited")
         self._signal_group(gp, signum)
         return gp
 

@@ -1,10 +1,18 @@
-"""`ateenv.v1alpha` ProcessService and FileSystemService over the process table and files."""
+"""`ateenv.v1alpha` ProcessService and FileSystemService over the process table and files.
+
+Status codes follow upstream's guest daemon (agent-substrate/env `guest/process/service.go`
+and its `service_test.go`): an empty `process_id` is INVALID_ARGUMENT before any lookup, an
+unknown one NOT_FOUND; negative output offsets and an unsupported signal are
+INVALID_ARGUMENT; signalling a process that has exited is FAILED_PRECONDITION; a
+WriteProcessInput stream that names no process is INVALID_ARGUMENT.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 
+from google.protobuf import descriptor_pool
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from . import guest_pb2 as pb
@@ -12,6 +20,7 @@ from .errors import GuestError
 from .files import FileAccess, FileWriter
 from .grpc_wire import CallContext, GrpcError, Method, StatusCode
 from .processes import STDOUT, GuestProcess, ProcessTable
+from .reflection import ReflectionService
 
 PACKAGE = "ateenv.v1alpha"
 PROCESS_SERVICE = f"{PACKAGE}.ProcessService"
@@ -75,15 +84,22 @@ class GuestServiceImpl:
             )
         return process_message(gp)
 
-    async def get_process(self, req: pb.GetProcessRequest, ctx: CallContext) -> pb.Process:
+    def _lookup(self, process_id: str) -> GuestProcess:
+        # Upstream checks for an empty id before looking it up.
+        if not process_id:
+            raise GrpcError(StatusCode.INVALID_ARGUMENT, "process_id cannot be empty")
         with _grpc_status():
-            return process_message(self.table.get(req.process_id))
+            return self.table.get(process_id)
+
+    async def get_process(self, req: pb.GetProcessRequest, ctx: CallContext) -> pb.Process:
+        return process_message(self._lookup(req.process_id))
 
     async def stream_process_output(
         self, req: pb.StreamProcessOutputRequest, ctx: CallContext
     ) -> AsyncIterator[pb.ProcessOutput]:
-        with _grpc_status():
-            gp = self.table.get(req.process_id)
+        gp = self._lookup(req.process_id)
+        if req.stdout_offset < 0 or req.stderr_offset < 0:
+            raise GrpcError(StatusCode.INVALID_ARGUMENT, "offsets cannot be negative")
         async for item in self.table.output(
             gp,
             stdout_offset=req.stdout_offset,
@@ -116,15 +132,25 @@ class GuestServiceImpl:
                             "process_id is required on the first message",
                         )
                     gp = self.table.get(req.process_id)
-                total += await self.table.write_input(gp, req.data, req.close)
+                if req.data or req.close:
+                    total += await self.table.write_input(gp, req.data, req.close)
+        if gp is None:
+            # An empty stream names no process (upstream: INVALID_ARGUMENT, not OK).
+            raise GrpcError(
+                StatusCode.INVALID_ARGUMENT, "process_id is required on the first message"
+            )
         return pb.WriteProcessInputResponse(bytes_written=total)
 
     async def signal_process(self, req: pb.SignalProcessRequest, ctx: CallContext) -> pb.Process:
+        # Upstream's order: the process first, then the signal, then whether it exited.
+        gp = self._lookup(req.process_id)
         signum = int(req.signal)
-        if signum == pb.SIGNAL_UNSPECIFIED:
-            raise GrpcError(StatusCode.INVALID_ARGUMENT, "signal is required")
+        if signum == pb.SIGNAL_UNSPECIFIED or signum not in _SIGNALS:
+            # Only the enum's own values: an open proto3 enum also carries unknown numbers.
+            name = _SIGNALS.get(signum, str(signum))
+            raise GrpcError(StatusCode.INVALID_ARGUMENT, f"unsupported signal {name}")
         with _grpc_status():
-            return process_message(self.table.signal(req.process_id, signum))
+            return process_message(self.table.signal(gp.process_id, signum))
 
     # -- FileSystemService
 
@@ -179,6 +205,17 @@ class GuestServiceImpl:
             ),
         }
         return table
+
+
+_SIGNALS: Mapping[int, str] = {v.number: v.name for v in pb.Signal.DESCRIPTOR.values}
+
+
+def reflection_for(methods: Mapping[str, Method]) -> ReflectionService:
+    """Server reflection describing the services of ``methods`` (full method names)."""
+    pool = descriptor_pool.Default()
+    services = sorted({name.split("/")[1] for name in methods})
+    files = [pool.FindServiceByName(service).file for service in services]
+    return ReflectionService(services, files)
 
 
 def method_names() -> list[str]:

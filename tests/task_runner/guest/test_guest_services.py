@@ -104,9 +104,81 @@ def test_kill_gives_128_plus_signal(guest: GuestClient) -> None:
     guest.signal(pb.SignalProcessRequest(process_id=proc.process_id, signal=pb.SIGNAL_KILL))
     _out, _err, exit_msg = guest.collect(proc.process_id)
     assert exit_msg.exit_code == 137
-    # Signalling an exited process is not an error: it answers with the final state.
-    again = guest.signal(pb.SignalProcessRequest(process_id=proc.process_id, signal=pb.SIGNAL_INT))
-    assert (again.state, again.exit_code) == (pb.PROCESS_STATE_EXITED, 137)
+    got = guest.get(pb.GetProcessRequest(process_id=proc.process_id), timeout=10)
+    assert (got.state, got.exit_code) == (pb.PROCESS_STATE_EXITED, 137)
+
+
+# -- status codes as upstream's guest daemon answers them. Upstream's tests are in
+# agent-substrate/env guest/process/service_test.go (revision 4468a200's ateenv.v1alpha
+# API), its handlers in guest/process/service.go.
+
+
+def test_signal_after_exit_is_failed_precondition(guest: GuestClient) -> None:
+    """Upstream TestSignalProcess: "Signalling an exited process is a failed precondition".
+
+    The same test then sends no signal to that exited process and expects
+    INVALID_ARGUMENT: the signal is checked before whether the process has exited.
+    """
+    _out, _err, exit_msg = guest.run(["true"])
+    assert exit_msg.state == pb.PROCESS_STATE_EXITED
+    request = pb.SignalProcessRequest(process_id=exit_msg.process_id, signal=pb.SIGNAL_KILL)
+    with pytest.raises(grpc.RpcError) as info:
+        guest.signal(request, timeout=10)
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION, info.value.details()
+    assert "exited" in (info.value.details() or "")
+    with pytest.raises(grpc.RpcError) as info:
+        guest.signal(pb.SignalProcessRequest(process_id=exit_msg.process_id), timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value.details()
+
+
+def test_write_input_with_an_empty_stream_is_invalid_argument(guest: GuestClient) -> None:
+    """Upstream TestStdinRejectedWhenNotRequested: a WriteProcessInput stream closed
+    without a message is INVALID_ARGUMENT ("expected InvalidArgument for empty stream"):
+    it names no process. A first message without ``process_id`` is too."""
+    with pytest.raises(grpc.RpcError) as info:
+        guest.write_input(iter([]), timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value.details()
+    with pytest.raises(grpc.RpcError) as info:
+        guest.write_input(iter([pb.WriteProcessInputRequest(data=b"x")]), timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value.details()
+
+
+def test_empty_process_id_is_invalid_argument(guest: GuestClient) -> None:
+    """Upstream TestNotFound: GetProcess with no ``process_id`` is INVALID_ARGUMENT ("empty
+    id"), an unknown one NOT_FOUND. StreamProcessOutput shares GetProcess's lookup
+    (service.go ``lookup``: "process_id cannot be empty"), so it answers the same; TestNotFound
+    checks its NOT_FOUND half."""
+    for call in (
+        lambda: guest.get(pb.GetProcessRequest(), timeout=10),
+        lambda: list(guest.output(pb.StreamProcessOutputRequest(follow=True), timeout=10)),
+    ):
+        with pytest.raises(grpc.RpcError) as info:
+            call()
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value.details()
+    with pytest.raises(grpc.RpcError) as info:
+        list(guest.output(pb.StreamProcessOutputRequest(process_id="nope"), timeout=10))
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND, info.value.details()
+
+
+@pytest.mark.parametrize("offsets", [{"stdout_offset": -1}, {"stderr_offset": -5}])
+def test_negative_output_offset_is_invalid_argument(
+    guest: GuestClient, offsets: dict[str, int]
+) -> None:
+    """Upstream guest/process/service.go StreamProcessOutput: after the process lookup,
+    "offsets cannot be negative" is INVALID_ARGUMENT (service_test.go has no case of its
+    own for it; its ``wait`` helper relies on large offsets being accepted, checked here)."""
+    _out, _err, exit_msg = guest.run(["sh", "-c", "echo hi"])
+    request = pb.StreamProcessOutputRequest(process_id=exit_msg.process_id, **offsets)
+    with pytest.raises(grpc.RpcError) as info:
+        list(guest.output(request, timeout=10))
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value.details()
+    # Offsets past the end are fine: only the exit message (upstream's ``wait``).
+    big = 2**63 - 1
+    assert guest.collect(exit_msg.process_id, stdout_offset=big, stderr_offset=big) == (
+        b"",
+        b"",
+        exit_msg,
+    )
 
 
 def test_environment_and_working_directory(guest: GuestClient, debug_runner: Runner) -> None:
@@ -218,6 +290,10 @@ def test_errors_map_to_grpc_status(guest: GuestClient, call: object, code: grpc.
 
 def test_stdin_refused_without_stdin_flag(guest: GuestClient) -> None:
     proc = guest.start(pb.StartProcessRequest(command=["sleep", "300"]), timeout=10)
+    # A message with neither data nor close writes nothing and is no error (upstream's
+    # WriteProcessInput acts on data and close only when set).
+    only_id = pb.WriteProcessInputRequest(process_id=proc.process_id)
+    assert guest.write_input(iter([only_id]), timeout=10).bytes_written == 0
     with pytest.raises(grpc.RpcError) as info:
         guest.write_input(
             iter([pb.WriteProcessInputRequest(process_id=proc.process_id, data=b"x")]), timeout=10
@@ -322,3 +398,100 @@ def test_plain_http2_requests_reach_the_same_routes(debug_runner: Runner) -> Non
     status, body = _h2c_get(debug_runner.port, "/metadata/v1alpha1/ax/task")
     assert status == 200 and b"spec" in body
     assert _h2c_get(debug_runner.port, "/nope")[0] == 404
+
+
+# -- server reflection (upstream guest/server.go NewServer: reflection.Register)
+
+
+def test_reflection_lists_services_and_resolves_symbols(debug_runner: Runner) -> None:
+    """Upstream's guest daemon registers gRPC server reflection (agent-substrate/env
+    guest/server.go ``NewServer``: ``reflection.Register(grpcServer)``, which serves
+    grpc.reflection.v1 and v1alpha). Checked with grpcio-reflection's client (what grpcurl
+    does): list the services, then resolve a symbol's file and build it in a fresh pool."""
+    from google.protobuf import descriptor_pool
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+        ProtoReflectionDescriptorDatabase,
+    )
+
+    with grpc.insecure_channel(f"127.0.0.1:{debug_runner.port}") as channel:
+        database = ProtoReflectionDescriptorDatabase(channel)
+        assert list(database.get_services()) == [
+            "ateenv.v1alpha.FileSystemService",
+            "ateenv.v1alpha.ProcessService",
+            "grpc.reflection.v1.ServerReflection",
+            "grpc.reflection.v1alpha.ServerReflection",
+        ]
+        pool = descriptor_pool.DescriptorPool(database)
+        service = pool.FindServiceByName("ateenv.v1alpha.ProcessService")
+        assert service.file.name == "ateenv/v1alpha/guest.proto"
+        methods = {m.name: (m.input_type.name, m.output_type.name) for m in service.methods}
+        assert methods["SignalProcess"] == ("SignalProcessRequest", "Process")
+        assert len(methods) == 5
+        # Its imports came along (Timestamp resolved from what the server sent).
+        process = pool.FindMessageTypeByName("ateenv.v1alpha.Process")
+        assert process.fields_by_name["started_at"].message_type.full_name == (
+            "google.protobuf.Timestamp"
+        )
+        # A method name and a file name resolve too; an unknown symbol is NOT_FOUND.
+        assert (
+            database.FindFileContainingSymbol("ateenv.v1alpha.FileSystemService.ReadFile").name
+            == "ateenv/v1alpha/guest.proto"
+        )
+        assert database.FindFileByName("google/protobuf/duration.proto").package == (
+            "google.protobuf"
+        )
+        with pytest.raises(KeyError):
+            database.FindFileContainingSymbol("ateenv.v1alpha.NoSuchThing")
+
+
+def test_reflection_v1_answers_like_v1alpha(debug_runner: Runner) -> None:
+    """grpc.reflection.v1 (what grpcurl tries first) has v1alpha's messages on another path;
+    the same requests on one stream, the way grpcurl sends them."""
+    from google.protobuf.descriptor_pb2 import FileDescriptorProto
+    from grpc_reflection.v1alpha import reflection_pb2 as rpb
+
+    with grpc.insecure_channel(f"127.0.0.1:{debug_runner.port}") as channel:
+        info = channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            request_serializer=rpb.ServerReflectionRequest.SerializeToString,
+            response_deserializer=rpb.ServerReflectionResponse.FromString,
+        )
+        requests = [
+            rpb.ServerReflectionRequest(host="h", list_services=""),
+            rpb.ServerReflectionRequest(file_containing_symbol="ateenv.v1alpha.Process"),
+            rpb.ServerReflectionRequest(file_containing_symbol="ateenv.v1alpha.SIGNAL_TERM"),
+            rpb.ServerReflectionRequest(file_by_filename="no/such.proto"),
+        ]
+        listed, by_symbol, again, missing = list(info(iter(requests), timeout=10))
+    assert listed.valid_host == "h" and listed.original_request == requests[0]
+    assert "ateenv.v1alpha.ProcessService" in [
+        s.name for s in listed.list_services_response.service
+    ]
+    files = [
+        FileDescriptorProto.FromString(b).name
+        for b in by_symbol.file_descriptor_response.file_descriptor_proto
+    ]
+    assert files == [
+        "ateenv/v1alpha/guest.proto",
+        "google/protobuf/duration.proto",
+        "google/protobuf/timestamp.proto",
+    ]
+    # On the same stream, imports already sent are not sent again.
+    assert [
+        FileDescriptorProto.FromString(b).name
+        for b in again.file_descriptor_response.file_descriptor_proto
+    ] == ["ateenv/v1alpha/guest.proto"]
+    assert missing.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]
+
+
+def test_reflection_is_off_without_debug(plain_runner: Runner) -> None:
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+        ProtoReflectionDescriptorDatabase,
+    )
+
+    with (
+        grpc.insecure_channel(f"127.0.0.1:{plain_runner.port}") as channel,
+        pytest.raises(grpc.RpcError) as info,
+    ):
+        list(ProtoReflectionDescriptorDatabase(channel).get_services())
+    assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED

@@ -322,3 +322,141 @@ def test_grpc_trailers() -> None:
         (b"grpc-status", b"5"),
         (b"grpc-message", b"100%25 gone: %C3%A9%0A"),
     ]
+
+
+def test_enabled_method_table_adds_reflection(tmp_path: Path) -> None:
+    from ax_task_runner.guest_grpc import REFLECTION_METHODS
+
+    table = GuestServices(enabled=True, workspace=tmp_path)._load_methods()
+    assert sorted(table) == sorted(GRPC_METHODS + REFLECTION_METHODS)
+    for name in REFLECTION_METHODS:
+        assert table[name].client_streaming and table[name].server_streaming
+
+
+def _shape(file: Any) -> dict[str, Any]:
+    """A file's messages and services as (number, type, repeated, type name, oneof) per field."""
+    package = file.package
+    messages = {
+        name: {
+            f.name: (
+                f.number,
+                f.type,
+                f.is_repeated,
+                f.message_type.full_name.removeprefix(package) if f.message_type else "",
+                f.containing_oneof.name if f.containing_oneof else "",
+            )
+            for f in message.fields
+        }
+        for name, message in file.message_types_by_name.items()
+    }
+    services = {
+        name: [
+            (
+                m.name,
+                m.input_type.full_name.removeprefix(package),
+                m.output_type.full_name.removeprefix(package),
+                m.client_streaming,
+                m.server_streaming,
+            )
+            for m in service.methods
+        ]
+        for name, service in file.services_by_name.items()
+    }
+    return {"messages": messages, "services": services}
+
+
+def test_reflection_messages_match_the_generated_ones() -> None:
+    """Our runtime-built reflection.proto has the wire shape of the one protoc generated
+    for grpcio-reflection (grpc/reflection/v1alpha/reflection.proto), in both packages."""
+    from grpc_reflection.v1alpha import reflection_pb2 as generated
+
+    from ax_task_runner._guest.reflection import REFLECTION_PACKAGES, ReflectionService
+
+    service = ReflectionService([], [])
+    ours = {v.file.package: v.file for v in service._versions}
+    assert sorted(ours) == sorted(REFLECTION_PACKAGES)
+    expected = _shape(generated.DESCRIPTOR)
+    for package, file in ours.items():
+        assert file.name == f"{package.replace('.', '/')}/reflection.proto"
+        assert _shape(file) == expected, package
+    # Bytes from one decode with the other.
+    request = generated.ServerReflectionRequest(host="h", file_containing_symbol="a.B")
+    version = service._versions[0]
+    decoded = version.request.FromString(request.SerializeToString())
+    assert (decoded.host, decoded.WhichOneof("message_request")) == ("h", "file_containing_symbol")
+
+
+def test_reflection_answers() -> None:
+    from google.protobuf.descriptor_pb2 import FileDescriptorProto
+
+    from ax_task_runner._guest.reflection import ReflectionService
+
+    service = ReflectionService(["ateenv.v1alpha.ProcessService"], [pb.DESCRIPTOR])
+    version = service._versions[1]
+    sent: set[str] = set()
+
+    def ask(**request: Any) -> Any:
+        return service.answer(version, version.request(**request), sent)
+
+    def names(response: Any) -> list[str]:
+        protos = response.file_descriptor_response.file_descriptor_proto
+        return [FileDescriptorProto.FromString(b).name for b in protos]
+
+    guest_file = "ateenv/v1alpha/guest.proto"
+    # Symbols of every kind: method, field, oneof, nested map entry, enum value.
+    for symbol in (
+        "ateenv.v1alpha.ProcessService.StartProcess",
+        "ateenv.v1alpha.StreamProcessOutputRequest.stdout_offset",
+        "ateenv.v1alpha.ProcessOutput.output",
+        "ateenv.v1alpha.StartProcessRequest.EnvEntry",
+        "ateenv.v1alpha.PROCESS_STATE_EXITED",
+    ):
+        assert names(ask(file_containing_symbol=symbol))[0] == guest_file, symbol
+    # The reflection service describes itself; its file imports nothing.
+    assert names(ask(file_containing_symbol="grpc.reflection.v1.ServerReflection")) == [
+        "grpc/reflection/v1/reflection.proto"
+    ]
+    assert names(ask(file_by_filename="google/protobuf/timestamp.proto")) == [
+        "google/protobuf/timestamp.proto"
+    ]
+    # Files not served are invisible, even when loaded in the process.
+    for request in (
+        {"file_by_filename": "google/protobuf/descriptor.proto"},
+        {"file_containing_symbol": "google.protobuf.FileDescriptorProto"},
+        {"all_extension_numbers_of_type": "ateenv.v1alpha.Nope"},
+        {"file_containing_extension": {"containing_type": "ateenv.v1alpha.Process"}},
+    ):
+        response = ask(**request)
+        assert response.WhichOneof("message_response") == "error_response", request
+        assert response.error_response.error_code == StatusCode.NOT_FOUND
+    numbers = ask(all_extension_numbers_of_type="ateenv.v1alpha.Process")
+    assert numbers.all_extension_numbers_response.base_type_name == "ateenv.v1alpha.Process"
+    assert list(numbers.all_extension_numbers_response.extension_number) == []
+    with pytest.raises(GrpcError) as info:
+        ask()
+    assert info.value.code == StatusCode.INVALID_ARGUMENT
+    listed = ask(list_services="*")
+    assert [s.name for s in listed.list_services_response.service] == [
+        "ateenv.v1alpha.ProcessService",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+    ]
+
+
+def test_signal_only_the_enum_values(served: LoopThread) -> None:
+    """Upstream maps only the Signal enum's values (guest/process/signal.go
+    ``ToSyscallSignal``); a number outside it is INVALID_ARGUMENT ("unsupported signal"),
+    not sent on (16 would be SIGSTKFLT on Linux)."""
+    with grpc.insecure_channel(f"127.0.0.1:{served.port}") as channel:
+        guest = GuestClient(channel)
+        proc = guest.start(pb.StartProcessRequest(command=["sleep", "300"]), timeout=10)
+        for number in (16, 30, 64, 1000):
+            request = pb.SignalProcessRequest(process_id=proc.process_id, signal=number)  # type: ignore[arg-type]
+            with pytest.raises(grpc.RpcError) as info:
+                guest.signal(request, timeout=10)
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, number
+        assert guest.get(pb.GetProcessRequest(process_id=proc.process_id)).state == (
+            pb.PROCESS_STATE_RUNNING
+        )
+        guest.signal(pb.SignalProcessRequest(process_id=proc.process_id, signal=pb.SIGNAL_KILL))
+        assert guest.collect(proc.process_id)[2].exit_code == 137
