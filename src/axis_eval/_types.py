@@ -104,8 +104,10 @@ ErrorKind = Literal[
     "agent",
     "cancelled",
     "internal",
+    "infrastructure",
 ]
-"""Why a run failed or stopped."""
+"""Why a run failed or stopped. ``infrastructure``: what should have run the job could not
+(its sandbox or container did not start), kept apart from the agent's own failures."""
 
 ReportState = Literal["running", "finished", "interrupted", "crashed"]
 """A report's state: ``running`` while jobs are under way; ``interrupted`` by a signal;

@@ -29,6 +29,7 @@ from axis_eval.adapters.base import (
     StreamContext,
     create_agent_adapter,
 )
+from axis_eval.config.sandbox import SandboxPolicy
 from axis_eval.config.scenario import Scenario
 from axis_eval.execute.executor import LocalExecutor, schedule
 from axis_eval.execute.job import JobContext, StopSignal, run_job
@@ -118,6 +119,9 @@ def job(number: int, *argv: str | Path) -> JobSpec:
         run_count=1,
         time_limit_s=60,
         config_dir="/tmp",
+        # The orphan machinery is what contains a `none` job; a bwrap job's namespace needs
+        # none of it (tests/execute/sandbox), and its agents could not write the pid files.
+        sandbox=SandboxPolicy(mode="none"),
     )
 
 

@@ -24,6 +24,7 @@ from axis_eval.adapters.base import (
     StreamContext,
     create_agent_adapter,
 )
+from axis_eval.config.sandbox import SandboxPolicy
 from axis_eval.config.scenario import Scenario
 from axis_eval.execute.job import JobContext, StopSignal, run_job
 from axis_eval.execute.models import JobOutcome
@@ -608,7 +609,8 @@ async def test_a_job_starts_its_agent_through_the_context_spawner(tmp_path: Path
         tmp_base=str(tmp_path),
         spawner=recording,
     )
-    spec = _job_spec()
+    spec = _job_spec().model_copy(update={"sandbox": SandboxPolicy(mode="none")})
     outcome = await run_job(spec, ctx)
     assert outcome.status == "completed" and outcome.result == "README.md", outcome.error
+    assert outcome.sandbox == "none"
     assert [s.marker for s in specs] == [f"{RUN_TOKEN}/{spec.number}"]

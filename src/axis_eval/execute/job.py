@@ -18,7 +18,9 @@ from axis_eval.adapters.base import AdapterInput, AgentAdapter
 from axis_eval.execute.artifacts import collect_artifacts
 from axis_eval.execute.lifecycle import run_phase
 from axis_eval.execute.models import JobOutcome
-from axis_eval.execute.process import Spawner, forget_marker, kill_marked, spawn
+from axis_eval.execute.process import ManagedProcess, ProcessSpec, Spawner, spawn
+from axis_eval.execute.sandbox.base import JobSandbox, SandboxUnavailable
+from axis_eval.execute.sandbox.sandboxes import Sandboxes
 from axis_eval.execute.supervise import RunControl, run_agent
 from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs, lifecycle_env
 from axis_eval.planning.models import JobSpec
@@ -33,8 +35,11 @@ class Scorer(Protocol):
     capture, then ``score`` (the judges; an agent judge may change files, so it runs last).
     """
 
-    async def run_checks(self, outcome: JobOutcome, workspace: Path) -> Any:
-        """Run the rubric's deterministic checks in the workspace (kept for ``score``)."""
+    async def run_checks(
+        self, outcome: JobOutcome, workspace: Path, sandbox: JobSandbox | None = None
+    ) -> Any:
+        """Run the rubric's deterministic checks in the workspace (kept for ``score``), in
+        the job's ``sandbox`` (None: on the host)."""
 
     async def score(self, outcome: JobOutcome, workspace: Path) -> ScoreResult | None:
         """A score for a finished run (withheld when a judge failed), or None when unscored.
@@ -77,7 +82,13 @@ class JobContext:
     extra_env: Mapping[str, str] = field(default_factory=dict)
     """Variables every job gets on top of its own (the scripted server's proxy trap)."""
     spawner: Spawner = spawn
-    """What starts each job's agent (a sandbox backend passes its own)."""
+    """What starts a ``sandbox: none`` job's processes (tests pass their own)."""
+    sandboxes: Sandboxes | None = None
+    """Opens each job's sandbox; None: one made for this context (``auto`` resolved here)."""
+
+    def __post_init__(self) -> None:
+        if self.sandboxes is None:
+            self.sandboxes = Sandboxes(self.run_token, spawner=self.spawner)
 
 
 def cancelled_outcome(spec: JobSpec, reason: str, kind: ErrorKind = "cancelled") -> JobOutcome:
@@ -108,13 +119,34 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
     adapter = ctx.adapters[spec.agent.adapter]
     dirs = create_job_dirs(ctx.tmp_base)
     started = now_iso()
+    assert ctx.sandboxes is not None  # __post_init__
     try:
-        return await _run(spec, ctx, adapter, dirs, marker, started)
+        try:
+            box = await ctx.sandboxes.open(spec.sandbox, dirs, marker, spec.config_dir)
+        except SandboxUnavailable as exc:
+            return infrastructure_outcome(spec, str(exc), started)
+        try:
+            outcome = await _run(spec, ctx, adapter, dirs, box, marker, started)
+            outcome.sandbox = box.kind
+            return outcome
+        finally:
+            await box.close()
     finally:
-        await kill_marked(marker, 0.5)
-        forget_marker(marker)
         if not dirs.remove_if_empty():  # the common case needs no thread hand-off
             await asyncio.to_thread(dirs.remove)
+
+
+def infrastructure_outcome(spec: JobSpec, reason: str, started: str) -> JobOutcome:
+    """A job whose sandbox could not start: failed, and not the agent's doing."""
+    return JobOutcome(
+        spec=spec,
+        status="failed",
+        failed=True,
+        error=reason,
+        error_kind="infrastructure",
+        started_at=started,
+        ended_at=now_iso(),
+    )
 
 
 async def _run(
@@ -122,6 +154,7 @@ async def _run(
     ctx: JobContext,
     adapter: AgentAdapter[Any],
     dirs: JobDirs,
+    box: JobSandbox,
     marker: str,
     started: str,
 ) -> JobOutcome:
@@ -142,6 +175,7 @@ async def _run(
             "env": lifecycle_env(spec, env),
             "copy_root": Path(spec.config_dir),
             "marker": marker,
+            "sandbox": box,
             "grace_s": ctx.grace_s,
         }
         if spec.scenario.setup or spec.scenario.teardown
@@ -185,13 +219,14 @@ async def _run(
         return cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind)
     ctx.on_phase(spec, "running")
     outcome = JobOutcome(spec=spec, status="completed", failed=False, workspace=dirs.work_dir)
-    await _run_agent(spec, ctx, adapter, dirs, env, outcome)
+    await _run_agent(spec, ctx, adapter, dirs, env, outcome, box)
     _settle(outcome, ctx)
     outcome.setup_output = setup_notes
     scoring = ctx.scorer is not None and outcome.status == "completed"
     if scoring and ctx.scorer is not None:
         ctx.on_phase(spec, "scoring")
-        await ctx.scorer.run_checks(outcome, dirs.workspace)
+        await ctx.scorer.run_checks(outcome, dirs.workspace, box)
+    await box.after_agent()  # the host's workspace now shows what the agent left
     if spec.artifacts:
         outcome.artifacts = collect_artifacts(dirs.workspace, spec.artifacts)
     if scoring and ctx.scorer is not None:
@@ -207,8 +242,15 @@ async def _run_agent(
     dirs: JobDirs,
     env: dict[str, str],
     outcome: JobOutcome,
+    box: JobSandbox,
 ) -> None:
-    """Run the agent; the supervisor writes what it did straight into ``outcome``."""
+    """Run the agent in the job's sandbox; the supervisor writes what it did straight into
+    ``outcome``."""
+
+    async def start(process: ProcessSpec) -> ManagedProcess:
+        await box.before_agent()  # after the adapter's prepare wrote its files
+        return await box.spawn(process)
+
     inp = AdapterInput(
         prompt=spec.scenario.prompt,
         agent=spec.agent,
@@ -225,7 +267,7 @@ async def _run_agent(
         grace_s=ctx.grace_s,
         cancel=ctx.stop.event,
         on_tokens=_token_gate(spec, ctx),
-        spawner=ctx.spawner,
+        spawner=start,
         output=spec.output_limit,
     )
     control.cancel_reason = ctx.stop.reason

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,8 @@ from axis_eval.config.actions import (
     CopyAction,
     RunScriptAction,
 )
-from axis_eval.execute.process import kill_marked, run_shell
+from axis_eval.execute.process import run_shell
+from axis_eval.execute.sandbox.base import JobSandbox
 from axis_eval.planning.select import glob_regex, is_glob
 
 NOTES_CAP_BYTES = 262_144
@@ -54,10 +54,13 @@ async def run_phase(
     copy_root: Path,
     notes: Path,
     marker: str,
+    sandbox: JobSandbox,
     grace_s: float = 5.0,
     stop: asyncio.Event | None = None,
 ) -> PhaseResult:
     """Run actions in order; the first failure stops the phase. Notes are read either way.
+
+    Commands run in the job's ``sandbox``, and ``copy`` actions write through it.
 
     When ``stop`` fires, the running command is stopped (SIGTERM, ``grace_s``, SIGKILL, with
     every process carrying ``marker``) and the phase ends with ``stopped`` set.
@@ -70,12 +73,13 @@ async def run_phase(
         if stop is not None and stop.is_set():
             break
         if isinstance(action, RunScriptAction):
-            error = await _run_script(action, cwd, full_env, marker, grace_s, stop)
+            error = await _run_script(action, cwd, full_env, marker, grace_s, stop, sandbox)
         else:
-            error = copy_matches(action, copy_root, cwd)
+            error = await _copy(action, copy_root, cwd, sandbox)
         if error:
             break
     stopped = stop is not None and stop.is_set()
+    await sandbox.pull(notes)
     result = PhaseResult(error=error, notes=read_notes(notes), stopped=stopped)
     notes.unlink(missing_ok=True)
     return result
@@ -87,32 +91,22 @@ async def _run_script(
     env: Mapping[str, str],
     marker: str,
     grace_s: float,
-    stop: asyncio.Event | None = None,
+    stop: asyncio.Event | None,
+    sandbox: JobSandbox,
 ) -> str | None:
     minutes = action.timeout_minutes or DEFAULT_ACTION_TIMEOUT_MINUTES
-    shell = asyncio.ensure_future(
-        run_shell(
-            action.command,
-            cwd=str(cwd),
-            env=dict(env),
-            marker=marker,
-            timeout_s=minutes * 60,
-            grace_s=grace_s,
-        )
+    done = await run_shell(
+        action.command,
+        cwd=str(cwd),
+        env=dict(env),
+        marker=marker,
+        timeout_s=minutes * 60,
+        grace_s=grace_s,
+        spawner=sandbox.spawn,
+        stop=stop,
     )
-    try:
-        if stop is not None:
-            stopped = asyncio.ensure_future(stop.wait())
-            try:
-                await asyncio.wait({shell, stopped}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                stopped.cancel()
-            if not shell.done():
-                await kill_marked(marker, grace_s)  # the shell exits; run_shell returns
-        done = await shell
-    except BaseException:
-        shell.cancel()  # run_shell kills the command's processes when cancelled
-        raise
+    if done.stopped:
+        return None  # the phase ends as stopped (its caller sees ``stop``)
     if done.timed_out:
         return f'Lifecycle action timed out after {minutes * 60:g}s: "{action.command}"'
     if done.exit_code != 0:
@@ -134,8 +128,9 @@ def _glob_base(pattern: str) -> tuple[str, str | None]:
     return "/".join(base), None
 
 
-def copy_matches(action: CopyAction, root: Path, workspace: Path) -> str | None:
-    """Copy what ``action.match`` names (relative to ``root``) into the workspace."""
+def copy_plan(action: CopyAction, root: Path, workspace: Path) -> list[tuple[Path, Path]] | str:
+    """What ``action.match`` names (relative to ``root``), as (source, destination) pairs in
+    the workspace; the error text when the source does not exist."""
     destination = (workspace / action.destination).resolve()
     base_text, rest = _glob_base(action.match)
     base = (root / base_text).resolve() if base_text else root.resolve()
@@ -143,18 +138,23 @@ def copy_matches(action: CopyAction, root: Path, workspace: Path) -> str | None:
         if not base.exists():
             return f"Lifecycle action failed: copy source does not exist: {base}"
         if base.is_file():
-            destination.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(base, destination / base.name)
-            return None
+            return [(base, destination / base.name)]
         rest = "**/*"
     if not base.is_dir():
-        return None
+        return []
     rx = glob_regex(rest)
-    for path in sorted(base.rglob("*")):
-        rel = path.relative_to(base).as_posix()
-        if path.is_file() and not path.is_symlink() and rx.match(rel):
-            target = destination / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
-    destination.mkdir(parents=True, exist_ok=True)
+    return [
+        (path, destination / path.relative_to(base).as_posix())
+        for path in sorted(base.rglob("*"))
+        if path.is_file() and not path.is_symlink() and rx.match(path.relative_to(base).as_posix())
+    ]
+
+
+async def _copy(action: CopyAction, root: Path, workspace: Path, sandbox: JobSandbox) -> str | None:
+    """Copy what ``action.match`` names into the workspace, through the job's sandbox."""
+    plan = copy_plan(action, root, workspace)
+    if isinstance(plan, str):
+        return plan
+    for source, target in plan:
+        await sandbox.put_file(source, target)
     return None

@@ -4,6 +4,7 @@ from pydantic import Field
 
 from axis_eval._types import ErrorKind, JobStatus, OutputModel, WorkspaceFile
 from axis_eval._util.defaults import empty_list
+from axis_eval.config.sandbox import SandboxKind
 from axis_eval.planning.models import JobSpec
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
 from axis_eval.transcript.models import Transcript
@@ -59,6 +60,8 @@ class JobOutcome(AgentRun):
     verdicts: JudgeVerdicts | None = None
     """What the judges said (kept so ``axis score`` can recompute without calling them)."""
     workspace: str | None = None
+    sandbox: SandboxKind | None = None
+    """What confined the job (None: it never started one)."""
 
     @property
     def tokens(self) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from axis_eval.config.models import LoadedConfig
 from axis_eval.execute.lifecycle import run_phase
+from axis_eval.execute.sandbox.host import HostSandbox
 from axis_eval.execute.workspace import PASSTHROUGH
 from axis_eval.pipeline.options import RunAborted
 from axis_eval.progress import Display
@@ -72,5 +73,8 @@ async def run_hook(
         copy_root=folder,
         notes=notes,
         marker=f"{token}/{which}",
+        # Run-level hooks are the project's own commands, on the host (services they start
+        # serve every job; the run's end stops them by their marker).
+        sandbox=HostSandbox(f"{token}/{which}"),
     )
     return result.error, result.notes

@@ -8,6 +8,7 @@ from axis_eval._util.defaults import empty_list
 from axis_eval.config.actions import McpServer
 from axis_eval.config.discover import LoadFailure
 from axis_eval.config.output_limit import OutputLimit
+from axis_eval.config.sandbox import SandboxPolicy
 from axis_eval.config.scenario import Scenario
 
 
@@ -64,6 +65,9 @@ class JobSpec(_Frozen):
     artifacts: list[str] = Field(default_factory=empty_list)
     """Config + scenario artifact globs, de-duplicated."""
     config_dir: str
+    sandbox: SandboxPolicy = Field(default_factory=SandboxPolicy)
+    """How the job is confined (``settings.sandbox``, the scenario's, ``--sandbox``; the
+    ``network`` of the scenario and the agent; ``limits.memory_mb/pids/cpus``)."""
 
     @property
     def pair_key(self) -> tuple[str, str]:

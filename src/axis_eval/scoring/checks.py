@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from axis_eval.config.scenario import ResolvedCheck, Scenario
-from axis_eval.execute.process import SpawnFailed, run_shell
+from axis_eval.execute.process import Spawner, SpawnFailed, run_shell, spawn
 from axis_eval.redact import Redactor
 from axis_eval.scoring.models import CheckVerdict
 
@@ -57,12 +57,19 @@ async def run_check(
     timeout_s: float,
     redactor: Redactor,
     grace_s: float = 2.0,
+    spawner: Spawner = spawn,
 ) -> CheckVerdict:
     """Run one deterministic check and return its verdict (never raises for the command)."""
     assert check.run is not None
     try:
         result = await run_shell(
-            check.run, cwd=cwd, env=dict(env), marker=marker, timeout_s=timeout_s, grace_s=grace_s
+            check.run,
+            cwd=cwd,
+            env=dict(env),
+            marker=marker,
+            timeout_s=timeout_s,
+            grace_s=grace_s,
+            spawner=spawner,
         )
     except (SpawnFailed, OSError) as exc:
         return CheckVerdict(
@@ -100,12 +107,19 @@ async def run_checks(
     marker: str,
     timeout_s: float,
     redactor: Redactor,
+    spawner: Spawner = spawn,
 ) -> dict[int, CheckVerdict]:
     """Every deterministic check, one after another (they may share files), by position."""
     out: dict[int, CheckVerdict] = {}
     for check in checks:
         if check.run is not None:
             out[check.position] = await run_check(
-                check, cwd=cwd, env=env, marker=marker, timeout_s=timeout_s, redactor=redactor
+                check,
+                cwd=cwd,
+                env=env,
+                marker=marker,
+                timeout_s=timeout_s,
+                redactor=redactor,
+                spawner=spawner,
             )
     return out

@@ -27,7 +27,8 @@ from axis_eval.config.models import Judging, LoadedConfig, weights_of
 from axis_eval.config.scenario import Scenario
 from axis_eval.errors import PreflightError
 from axis_eval.execute.models import JobOutcome
-from axis_eval.execute.process import kill_marked, new_run_token
+from axis_eval.execute.process import kill_marked, new_run_token, spawn
+from axis_eval.execute.sandbox.base import JobSandbox
 from axis_eval.execute.workspace import JobDirs, build_env
 from axis_eval.planning.models import AgentSpec, JobSpec
 from axis_eval.redact import Redactor
@@ -130,8 +131,11 @@ class JudgeScorer:
 
     # ------------------------------------------------------------------ the seam
 
-    async def run_checks(self, outcome: JobOutcome, workspace: Path) -> list[CheckVerdict]:
-        """Run the deterministic checks of a completed run (before artifacts and judges)."""
+    async def run_checks(
+        self, outcome: JobOutcome, workspace: Path, sandbox: JobSandbox | None = None
+    ) -> list[CheckVerdict]:
+        """Run the deterministic checks of a completed run (before artifacts and judges), in
+        the job's ``sandbox`` (None: on the host)."""
         spec = outcome.spec
         rubric = rubric_of(spec.scenario)
         if outcome.status != "completed" or outcome.failed or not any(c.run for c in rubric):
@@ -148,9 +152,13 @@ class JudgeScorer:
                 marker=marker,
                 timeout_s=self.settings.timeout_seconds,
                 redactor=self.redactor,
+                spawner=sandbox.spawn if sandbox is not None else spawn,
             )
         finally:
-            await kill_marked(marker, 0.5)
+            if sandbox is None:
+                await kill_marked(marker, 0.5)
+            else:
+                await sandbox.release(marker)
         self._checked[spec.id] = verdicts
         return [verdicts[p] for p in sorted(verdicts)]
 

@@ -339,6 +339,14 @@ class AgentProcess:
         cannot await, such as a cancellation); :meth:`stop` is still due afterwards."""
         kill_marked_now(self.marker, self.pgid)
 
+    async def drain(self, timeout_s: float = PIPE_DRAIN_S) -> None:
+        """Wait up to ``timeout_s`` for stdout and stderr to reach EOF (every holder of the
+        pipes gone), then :meth:`close_pipes`."""
+        if not self._protocol.pipes_closed.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._protocol.pipes_closed.wait(), timeout_s)
+        self.close_pipes()
+
     def close_pipes(self) -> None:
         """Stop reading the output (readers see EOF) once the agent has exited; never kills
         a running agent."""

@@ -1,0 +1,53 @@
+"""``sandbox``: how a job's processes are confined, and what they may reach.
+
+``settings.sandbox`` (and a scenario's ``sandbox``) is a mode or an object::
+
+    sandbox: bwrap                          # auto (default) | none | bwrap | docker
+    sandbox: {mode: docker, image: my/agents:1}
+
+``network`` (``host`` by default, ``none`` for offline tasks) is set on a scenario or an
+agent; ``limits.memory_mb``, ``limits.pids`` and ``limits.cpus`` bound a job's container.
+What one job gets, resolved from all of these, travels in its
+:class:`~axis_eval.planning.models.JobSpec` as a :class:`SandboxPolicy`; ``auto`` is turned
+into a real mode where the job runs (a probe of that machine), so a remote worker confines
+its jobs as a local run does. See ``docs/sandboxes.md``.
+"""
+
+from typing import Annotated, Literal
+
+from axis_eval.config._base import Bounds, InputModel
+
+__all__ = [
+    "SANDBOX_KINDS",
+    "NetworkMode",
+    "SandboxKind",
+    "SandboxMode",
+    "SandboxPolicy",
+]
+
+SandboxMode = Literal["auto", "none", "bwrap", "docker"]
+"""What a config asks for; ``auto`` is ``bwrap`` where a probe shows it works, else ``none``."""
+SandboxKind = Literal["none", "bwrap", "docker"]
+"""What actually confined a run (recorded per run in the report)."""
+SANDBOX_KINDS: tuple[SandboxKind, ...] = ("none", "bwrap", "docker")
+NetworkMode = Literal["host", "none"]
+"""``host``: the host's network (agents reach their model API); ``none``: loopback only."""
+
+MemoryMb = Annotated[int, Bounds(gt=0, le=2**30)]
+Pids = Annotated[int, Bounds(gt=0, le=2**22)]
+Cpus = Annotated[float, Bounds(gt=0, le=4096)]
+
+
+class SandboxPolicy(InputModel):
+    """How one job is confined: the mode, its network, its image and resource limits."""
+
+    mode: SandboxMode = "auto"
+    network: NetworkMode = "host"
+    image: str | None = None
+    """The container image (``docker``); default: the project's agent image."""
+    memory_mb: MemoryMb | None = None
+    """Memory limit of the job's container, in MiB (``docker``)."""
+    pids: Pids | None = None
+    """Process limit of the job's container (``docker``)."""
+    cpus: Cpus | None = None
+    """CPU limit of the job's container, in cores (``docker``)."""

@@ -1,0 +1,294 @@
+"""``bwrap``: each command of a job in its own bubblewrap namespaces.
+
+What a confined process sees (``docs/sandboxes.md``):
+
+- the host's folders read-only; a private ``/tmp``, ``/run``, ``/dev`` and ``/proc`` (its
+  own PID namespace: no host process, the harness included, is visible);
+- hidden (empty folders): the parent's HOME, ``/home`` and ``/root``, and the folders the run
+  names (the project's ``.axis``: other runs' reports);
+- read-only again inside those: the config folder, the agent CLIs and their runtime (the
+  folders of ``PATH``, Python's prefix);
+- writable: the job's own folder (workspace, HOME, TMPDIR, the phases' notes).
+
+Own PID, IPC and UTS namespaces, a new session, no capabilities, and ``--die-with-parent``:
+when the command's leader exits, or the harness dies, the namespace goes and takes every
+process in it along, whatever they did to their environment. Stopping a command needs no
+``/proc`` scan: SIGTERM to the command's group inside the namespace, the grace period, then
+SIGKILL to bwrap, which ends the namespace.
+
+Setup, teardown and check commands run under the same profile as the agent, each in a
+namespace of its own: what a setup command leaves running in the background ends with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from axis_eval.adapters.install import agents_dir
+from axis_eval.config.sandbox import SandboxKind, SandboxPolicy
+from axis_eval.execute.process import AgentProcess, ManagedProcess, ProcessSpec, Spawner, spawn
+from axis_eval.execute.process.kill import KILL_LIMIT_S, signal_group
+from axis_eval.execute.sandbox.host import copy_file
+from axis_eval.execute.sandbox.probe import bwrap_path
+from axis_eval.execute.workspace import JobDirs
+
+__all__ = ["BwrapProcess", "BwrapSandbox", "bwrap_args"]
+
+HIDDEN_ALWAYS = ("/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm")
+"""Folders replaced by an empty tmpfs: other users' files, sockets of system daemons (the
+Docker socket is root's keys to the machine), and every other job's temporary folders."""
+
+
+def _existing_dirs(paths: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for path in paths:
+        if not path or not path.startswith("/"):
+            continue
+        real = os.path.realpath(path)
+        if os.path.isdir(real) and real != "/" and real not in out:
+            out.append(real)
+    return out
+
+
+def default_readable(config_dir: str, env_path: str) -> list[str]:
+    """What a confined job must still read where it lives under a hidden folder: the config
+    folder, the agent CLIs, the folders of ``PATH`` and this Python's installation."""
+    return _existing_dirs(
+        [
+            config_dir,
+            str(agents_dir()),
+            *env_path.split(os.pathsep),
+            sys.prefix,
+            sys.base_prefix,
+        ]
+    )
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def bwrap_args(
+    dirs: JobDirs,
+    policy: SandboxPolicy,
+    *,
+    hidden: Sequence[str],
+    readable: Sequence[str],
+    parent_home: str | None,
+) -> list[str]:
+    """bwrap's options for one job (everything before ``--chdir``), in mount order: later
+    mounts lie over earlier ones."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    hides = _existing_dirs([*HIDDEN_ALWAYS, parent_home or ""])
+    for folder in hides:
+        args += ["--tmpfs", folder]
+    resolv = os.path.realpath("/etc/resolv.conf")
+    if any(_under(resolv, folder) for folder in hides) and os.path.exists(resolv):
+        # /etc/resolv.conf often points into /run (systemd-resolved): keep names resolving.
+        args += ["--ro-bind", resolv, resolv]
+    for folder in readable:
+        if any(_under(folder, hide) for hide in hides):
+            args += ["--ro-bind-try", folder, folder]
+    for folder in _existing_dirs(hidden):
+        args += ["--tmpfs", folder]
+    args += ["--bind", dirs.root_dir, dirs.root_dir]
+    args += [
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "axis-sandbox",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ]
+    if policy.network == "none":
+        args.append("--unshare-net")
+    return args
+
+
+def _children(pid: int) -> list[int]:
+    """The children of ``pid`` (one read of its main thread's ``children`` file)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+class BwrapProcess:
+    """A command running under bwrap: the :class:`~axis_eval.execute.process.ManagedProcess`
+    the supervisor sees. Its exit is bwrap's, which is the command's (and by then its
+    namespace is gone); :meth:`stop` ends the namespace."""
+
+    def __init__(self, outer: AgentProcess, on_stopped: Callable[[BwrapProcess], None]) -> None:
+        self._outer = outer
+        self._on_stopped = on_stopped
+        self._lock = asyncio.Lock()
+        self._stopped = False
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        return self._outer.stdout
+
+    @property
+    def stderr(self) -> asyncio.StreamReader:
+        return self._outer.stderr
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter | None:
+        return self._outer.stdin
+
+    @property
+    def returncode(self) -> int | None:
+        return self._outer.returncode
+
+    @property
+    def exited(self) -> bool:
+        return self._outer.exited
+
+    @property
+    def pid(self) -> int:
+        """bwrap's pid (the command is its grandchild, in the namespace)."""
+        return self._outer.pid
+
+    def add_exit_callback(self, callback: Callable[[], object]) -> None:
+        self._outer.add_exit_callback(callback)
+
+    async def wait(self) -> int:
+        return await self._outer.wait()
+
+    def _command_group(self) -> int | None:
+        """The host pid of the command bwrap runs (its own session's leader), or None."""
+        for init in _children(self._outer.pid):
+            for command in _children(init):
+                return command
+        return None
+
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """SIGTERM the command's group, up to ``grace_s`` for it to exit, then SIGKILL bwrap,
+        which ends the namespace and everything in it. Idempotent."""
+        async with self._lock:
+            if self._stopped:
+                return
+            try:
+                outer = self._outer
+                if not outer.exited:
+                    command = self._command_group()
+                    if command is not None and grace_s > 0:
+                        signal_group(command, signal.SIGTERM)
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(outer.wait(), grace_s)
+                    outer.signal(signal.SIGKILL)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(outer.wait(), KILL_LIMIT_S)
+                await outer.drain()
+            except BaseException:
+                self.kill_now()
+                raise
+            finally:
+                self._outer.close_pipes()
+            self._stopped = True
+            self._on_stopped(self)
+
+    def kill_now(self) -> None:
+        """SIGKILL bwrap at once (its namespace follows); :meth:`stop` is still due."""
+        self._outer.signal(signal.SIGKILL)
+
+
+class BwrapSandbox:
+    """One job confined by bubblewrap: every command of it starts through :attr:`spawn`."""
+
+    def __init__(
+        self,
+        dirs: JobDirs,
+        policy: SandboxPolicy,
+        *,
+        config_dir: str,
+        hidden: Sequence[str] = (),
+        readable: Sequence[str] = (),
+        spawner: Spawner = spawn,
+    ) -> None:
+        self._dirs = dirs
+        self._policy = policy
+        self._config_dir = config_dir
+        self._hidden = hidden
+        self._readable = readable
+        self._spawner = spawner
+        self._binary = bwrap_path() or "bwrap"
+        self._prefix: list[str] | None = None
+        self._running: set[BwrapProcess] = set()
+        self._closed = False
+
+    @property
+    def kind(self) -> SandboxKind:
+        return "bwrap"
+
+    @property
+    def spawn(self) -> Spawner:
+        return self._spawn
+
+    def _options(self, env: dict[str, str]) -> list[str]:
+        if self._prefix is None:
+            readable = [
+                *default_readable(self._config_dir, env.get("PATH", os.defpath)),
+                *_existing_dirs(self._readable),
+            ]
+            self._prefix = bwrap_args(
+                self._dirs,
+                self._policy,
+                hidden=self._hidden,
+                readable=readable,
+                parent_home=os.environ.get("HOME"),
+            )
+        return self._prefix
+
+    async def _spawn(self, process: ProcessSpec) -> ManagedProcess:
+        if self._closed:
+            raise RuntimeError("the job's sandbox is closed")
+        argv = [
+            self._binary,
+            *self._options(process.env),
+            "--chdir",
+            process.cwd,
+            "--",
+            *process.argv,
+        ]
+        # No job marker: the namespace is the command's whole tree, and bwrap's
+        # --die-with-parent ends it if the harness dies.
+        outer = await self._spawner(replace(process, argv=argv, marker=None))
+        assert isinstance(outer, AgentProcess)
+        proc = BwrapProcess(outer, self._running.discard)
+        self._running.add(proc)
+        return proc
+
+    async def put_file(self, source: Path, destination: Path) -> None:
+        copy_file(source, destination)  # the job's folder is bound at the same path
+
+    async def pull(self, path: Path) -> None:
+        return None
+
+    async def before_agent(self) -> None:
+        return None
+
+    async def after_agent(self) -> None:
+        return None
+
+    async def release(self, marker: str) -> None:
+        return None  # each command's namespace ended with it
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for proc in list(self._running):
+            await proc.stop(0.5)

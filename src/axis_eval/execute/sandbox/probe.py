@@ -1,0 +1,50 @@
+"""Does bubblewrap work here? One probe per process, remembered.
+
+``auto`` picks ``bwrap`` only when a real sandbox starts: the binary is on PATH and a
+minimal profile with the namespaces the jobs use runs ``true``. It fails where user
+namespaces are refused (stock Ubuntu 24.04's AppArmor rule for unprivileged users, most
+containers' seccomp profile), and the reason bwrap printed is kept for the warning.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+
+from axis_eval._util.processes import HelperTimeout, run_helper
+
+__all__ = ["bwrap_path", "bwrap_problem"]
+
+_PROBE_TIMEOUT_S = 10.0
+
+
+def bwrap_path() -> str | None:
+    """The bwrap binary on PATH, or None."""
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot confine jobs here; None when it can."""
+    path = bwrap_path()
+    if path is None:
+        return "bwrap (Debian/Ubuntu package bubblewrap) is not installed"
+    argv = [
+        path,
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--tmpfs", "/tmp",
+        "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "--", "true",
+    ]  # fmt: skip
+    try:
+        done = run_helper(argv, timeout_s=_PROBE_TIMEOUT_S, max_output_bytes=65536)
+    except (OSError, HelperTimeout) as exc:
+        return f"bwrap could not start: {exc}"
+    if done.returncode != 0:
+        text = (done.stderr or done.stdout).strip()
+        detail = text.splitlines()[-1] if text else f"exit code {done.returncode}"
+        return f"bwrap cannot create a sandbox here: {detail}"
+    return None
