@@ -83,8 +83,9 @@ def test_interactions_of_a_claude_like_run() -> None:
         (4, ["service"], "mcp__fake__echo", 8_300, None, False),
         (5, ["agent"], "error", 8_500, None, True),
     ]
-    # context size: in + out, at least 1; the unanswered call measures its input itself
-    assert [i.context_bytes for i in index.interactions] == [34, 2_108, 32, 16, 27]
+    # context size: in + out, at least 1; the unanswered call measures its input itself,
+    # as JSON.stringify writes it: {"text":"ping"} is 15 bytes
+    assert [i.context_bytes for i in index.interactions] == [34, 2_108, 32, 15, 27]
     assert index.by_id(2) is index.interactions[1] and index.by_id(9) is None
     assert [i.id for i in index.in_category("service")] == [2, 4]
 
@@ -95,7 +96,7 @@ def test_stats_and_text() -> None:
     assert (s.interactions, s.environment, s.service, s.agent, s.errors) == (5, 2, 2, 2, 2)
     assert s.tool_time_ms == 40 + 6_000 + 3
     assert s.wall_clock_ms == 8_500  # the error at 8.5 s ends last (the curl ended at 8.0 s)
-    assert s.context_bytes == 34 + 2_108 + 32 + 16 + 27
+    assert s.context_bytes == 34 + 2_108 + 32 + 15 + 27
     assert s.startup_ms == 800  # first event
     assert s.shutdown_ms == 9_000 - 8_600  # last event to the end
     assert index.render() == (
@@ -107,7 +108,7 @@ def test_stats_and_text() -> None:
         "#2   env,svc   Bash            curl -s https://api.example.com/items?page=1"
         " | @2.0s 6.0s | in 60B out 2.0KB | error\n"
         "#3   agent     TodoWrite       todos: 1 item | @8.2s 3ms | in 30B out 2B | ok\n"
-        "#4   svc       mcp__fake__echo text: ping | @8.3s ? | in 16B out 0B | ok\n"
+        "#4   svc       mcp__fake__echo text: ping | @8.3s ? | in 15B out 0B | ok\n"
         "#5   agent     error           API Error: 529 overloaded | @8.5s ? | in 0B out 27B"
         " | error\n"
     )
@@ -174,7 +175,7 @@ def test_describe_input() -> None:
     )
     long = describe_input({"command": "echo " + "a" * 300})
     assert len(long) == 100 and long.endswith("...")
-    assert describe_input([1, 2]) == "[1, 2]"
+    assert describe_input([1, 2]) == "[1,2]"  # its JSON text, as JSON.stringify writes it
     assert describe_input({"changes": {"a.txt": {"type": "add"}}}) == "add: a.txt"
 
 

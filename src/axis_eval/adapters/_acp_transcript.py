@@ -7,11 +7,11 @@ validation. Only this module decides how ACP events look in a :class:`Transcript
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 from axis_eval._types import TokenUsage
+from axis_eval._util.json_text import context_bytes, context_text
 from axis_eval.adapters._scrub import MAX_COUNT, finite_cost
 from axis_eval.adapters.base import CHARS_PER_TOKEN
 from axis_eval.adapters.transcript_builder import TranscriptBuilder
@@ -225,19 +225,13 @@ class AcpTranscript:
 
     def _set_input(self, call: ToolCall, value: Any) -> None:
         call.input = value
-        try:
-            call.input_bytes = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
-        except (TypeError, ValueError):
-            call.input_bytes = len(str(value).encode("utf-8"))
+        call.input_bytes = context_bytes(value)  # as the builder measures it (JSON.stringify)
 
     def _close(self, tool_id: str, update: dict[str, Any]) -> None:
         raw = self._raw_outputs.get(tool_id)
         output = raw if isinstance(raw, str) and raw else content_text(update.get("content"))
         if not output and raw is not None and not isinstance(raw, str):
-            try:
-                output = json.dumps(raw, ensure_ascii=False)
-            except (TypeError, ValueError):
-                output = str(raw)
+            output = context_text(raw)
         self.chars += len(output)
         self.closed.add(tool_id)
         self.builder.tool_result(tool_id, output, is_error=update.get("status") == "failed")

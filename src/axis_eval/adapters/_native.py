@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from axis_eval._types import TokenUsage
+from axis_eval._util.json_text import context_text
 from axis_eval.adapters import base, install, skills
 from axis_eval.adapters._scrub import MAX_COUNT, finite_cost, scrub
 from axis_eval.adapters.base import flag_args
@@ -155,9 +156,9 @@ def as_text(value: Any) -> str:
             elif isinstance(block, str):
                 parts.append(block)
             else:
-                parts.append(json.dumps(block, ensure_ascii=False))
+                parts.append(context_text(block))
         return "\n".join(parts)
-    return json.dumps(value, ensure_ascii=False)
+    return context_text(value)
 
 
 def int_of(value: Any) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from axis_eval._types import TokenUsage
+from axis_eval._util.json_text import context_text
 from axis_eval.adapters import _native, mcp_files
 from axis_eval.adapters.base import AdapterInput, AdapterResult, ResultContext, StreamContext
 
@@ -135,7 +136,7 @@ def _on_assistant(event: dict[str, Any], ctx: StreamContext[ClaudeState]) -> Non
         elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
             name = str(block.get("name") or "unknown")
             tool_input = block.get("input")
-            ctx.feed_text(json.dumps(tool_input, ensure_ascii=False) if tool_input else "")
+            ctx.feed_text(context_text(tool_input) if tool_input else "")
             tool_id = block.get("id") if isinstance(block.get("id"), str) else None
             ctx.transcript.tool_call(name, tool_input, id=tool_id, kind=kind)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from axis_eval._types import TokenUsage
+from axis_eval._util.json_text import context_text
 from axis_eval.adapters import _native, mcp_files, prices
 from axis_eval.adapters.base import AdapterInput, AdapterResult, ResultContext, StreamContext
 from axis_eval.adapters.mcp_files import toml_string
@@ -146,7 +147,7 @@ def _tool_output(item: dict[str, Any]) -> tuple[str, bool]:
             for i in items
             if isinstance(i, dict)
         ), failed
-    return json.dumps(item, ensure_ascii=False), failed
+    return context_text(item), failed
 
 
 def _on_item(kind: str, item: dict[str, Any], ctx: StreamContext[CodexState]) -> None:
@@ -175,7 +176,7 @@ def _on_item(kind: str, item: dict[str, Any], ctx: StreamContext[CodexState]) ->
     if item_id not in ctx.state.started:
         ctx.state.started.add(item_id)
         tool_input = _tool_input(item)
-        ctx.feed_text(json.dumps(tool_input, ensure_ascii=False))
+        ctx.feed_text(context_text(tool_input))
         ctx.transcript.tool_call(
             _tool_name(item), tool_input, id=item_id or None, kind=str(item_type)
         )

@@ -7,12 +7,12 @@ events, one JSON object per line (the contract is documented in ``docs/events.md
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from axis_eval._types import TokenUsage
+from axis_eval._util.json_text import context_text
 from axis_eval.adapters._scrub import MAX_COUNT, finite_cost, scrub
 from axis_eval.adapters.base import (
     AdapterConfigError,
@@ -173,9 +173,7 @@ def _count(event: dict[str, Any], key: str) -> int:
 
 
 def _as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return context_text(value)  # the measure the transcript sizes tool text by
 
 
 def _apply(kind: str, event: dict[str, Any], ctx: StreamContext[_EventState]) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from axis_eval._types import TokenUsage
+from axis_eval._util.json_text import context_text
 from axis_eval.adapters import _native, mcp_files, prices
 from axis_eval.adapters.base import AdapterInput, AdapterResult, ResultContext, StreamContext
 from axis_eval.files import atomic_write_text
@@ -113,7 +114,7 @@ def on_line(event: dict[str, Any], ctx: StreamContext[GeminiState]) -> None:
             t.assistant(content)
     elif kind == "tool_use":
         params = event.get("parameters")
-        ctx.feed_text(json.dumps(params, ensure_ascii=False) if params else "")
+        ctx.feed_text(context_text(params) if params else "")
         tool_id = event.get("tool_id") if isinstance(event.get("tool_id"), str) else None
         t.tool_call(str(event.get("tool_name") or "unknown"), params, id=tool_id)
     elif kind == "tool_result":

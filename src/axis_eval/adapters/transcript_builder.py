@@ -12,13 +12,13 @@ supervisor then stops the agent); the transcript up to the cap stays as it was.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
 
 from axis_eval._types import TokenUsage
 from axis_eval._util.clock import now_iso
+from axis_eval._util.json_text import context_bytes, context_text
 from axis_eval.adapters.supervision import utf8_size
 from axis_eval.transcript.models import Entry, EntryType, ToolCall, Transcript
 
@@ -27,17 +27,6 @@ __all__ = ["ENTRY_TEXT_BYTES", "MAX_INPUT_DEPTH", "TranscriptBuilder", "fit_text
 ENTRY_TEXT_BYTES = 4 * 1024 * 1024
 """One text (a message, a tool's input or output, the result) is kept to its first 4 MiB:
 what one entry costs to hold, write and render stays small whatever one line carried."""
-
-
-def _size(value: Any) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, str):
-        return utf8_size(value)
-    try:
-        return utf8_size(json.dumps(value, ensure_ascii=False))
-    except (TypeError, ValueError, RecursionError):
-        return utf8_size(str(value))
 
 
 MAX_INPUT_DEPTH = 100
@@ -173,11 +162,7 @@ class TranscriptBuilder:
         if size <= self._room() and not _deeper_than(value, MAX_INPUT_DEPTH):
             self.text_bytes += size
             return value
-        try:
-            text = json.dumps(value, ensure_ascii=False)
-        except (TypeError, ValueError, RecursionError):
-            text = str(value)
-        return self._hold(text)
+        return self._hold(context_text(value))
 
     def _admit(self) -> bool:
         """Whether one more entry is kept (reaching the events cap when it is not)."""
@@ -277,7 +262,7 @@ class TranscriptBuilder:
         if id is None:
             self._counter += 1
             id = f"call_{self._counter}"
-        size = _size(input)
+        size = context_bytes(input)  # AXIS's measure: JSON.stringify's compact text
         if not self._admit():  # left out: the call stands in the spare slot, not opened
             call = ToolCall(id=id, name=name, kind=kind, started_at=now_iso(), input_bytes=size)
             self._leave_out("tool", call)
@@ -321,19 +306,13 @@ class TranscriptBuilder:
             if self.closed:  # that call was one too many
                 return
             call = self._open.pop(id)
-        if isinstance(output, str) or output is None:
-            text = output
-        else:
-            try:
-                text = json.dumps(output)
-            except (TypeError, ValueError, RecursionError):
-                text = str(output)
+        text = output if isinstance(output, str) or output is None else context_text(output)
         started = self._open_started.pop(call.id, time.monotonic())
         call.output = self._hold(text)
         call.is_error = is_error
         call.ended_at = now_iso()
         call.duration_ms = int((time.monotonic() - started) * 1000)
-        call.output_bytes = _size(text)
+        call.output_bytes = context_bytes(text)
 
     def add_usage(self, usage: TokenUsage) -> None:
         """Add usage reported incrementally (per turn)."""

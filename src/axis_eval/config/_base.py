@@ -270,3 +270,8 @@ def check_runs(value: Any) -> Any:
 
 RunCount = Annotated[int, Field(strict=True), AfterValidator(check_runs)]
 """A repeat count: a real integer (``true`` or ``"3"`` are not counts), odd, 1 to 19."""
+
+Boolean = Annotated[bool, Field(strict=True)]
+"""``true`` or ``false`` and nothing else: ``"yes"``, ``"true"``, ``1`` or ``0`` are errors
+naming the field ("expected true or false"), as AXIS's validator rejects a non-boolean
+``skip``. (YAML's own booleans are booleans: an unquoted ``yes`` is YAML 1.1's ``true``.)"""

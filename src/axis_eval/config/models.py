@@ -8,6 +8,7 @@ from axis_eval._util.defaults import empty_list
 from axis_eval.config._base import (
     MAX_REMOTE_DEPTH,
     MAX_TOKENS,
+    Boolean,
     Bounds,
     Concurrency,
     EnvName,
@@ -47,7 +48,7 @@ Command = Annotated[
 
 
 FlagValue = Annotated[
-    Annotated[bool, Tag("<switch>")] | Annotated[str, Tag("<value>")],
+    Annotated[Boolean, Tag("<switch>")] | Annotated[str, Tag("<value>")],
     by_kind("axis_flag", "true, false or a string", (bool, "<switch>"), (str, "<value>")),
 ]
 
@@ -175,7 +176,7 @@ class ModelServerSettings(InputModel):
 
     tape: NonEmptyStr
     """The tape (YAML or JSON) that scripts the model's answers, relative to the config."""
-    trap_outside_traffic: bool = False
+    trap_outside_traffic: Boolean = False
     """Point HTTPS_PROXY/HTTP_PROXY at the server so every outside connection is refused
     and recorded in the report (not for agents that proxy loopback traffic, like Qwen Code)."""
 

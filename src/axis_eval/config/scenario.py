@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator, model_v
 
 from axis_eval._util.defaults import empty_list
 from axis_eval.config._base import (
+    Boolean,
     EnvName,
     FileRoot,
     InputModel,
@@ -73,7 +74,7 @@ class _ScenarioFields(InputModel):
     """The task sent to the agent."""
     judge: Judge | None = None
     """Rubric: a string, or checks with optional weights. Alias: ``rubric``."""
-    skip: bool | None = None
+    skip: Boolean | None = None
     """Exclude from runs; counted as skipped."""
     setup: list[LifecycleAction] | None = None
     """Actions run in the workspace before the agent starts."""

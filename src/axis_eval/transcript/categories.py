@@ -10,8 +10,9 @@ lowercase name, then classified:
    environment; refined: on an agent-internal path (``.claude/`` …) → agent; a shell
    command that reaches the network (curl, wget, an http URL) → environment and service;
 3. a call whose name is not in those lists uses its ACP ``kind`` the same way
-   (``execute``/``read``/``edit``/``search``/``delete``/``move`` → environment, ``think``/
-   ``switch_mode`` → agent, ``fetch`` → service);
+   (``execute``/``read``/``edit``/``modify``/``add``/``search``/``delete``/``move`` →
+   environment, ``think``/``switch_mode`` → agent, ``fetch`` → service), as AXIS's
+   ``categorize.ts`` does;
 4. anything else → service (external APIs, MCP tools, web fetches, custom services).
 
 MCP tools are services unless their server is a filesystem, shell or git server.
@@ -19,11 +20,11 @@ MCP tools are services unless their server is a filesystem, shell or git server.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from axis_eval._types import Category
+from axis_eval._util.json_text import context_text
 
 AGENT_TOOLS = frozenset(
     {
@@ -125,6 +126,8 @@ ALIASES: dict[str, str] = {
 ACP_KINDS: dict[str, Category | None] = {
     "read": "environment",
     "edit": "environment",
+    "modify": "environment",
+    "add": "environment",
     "delete": "environment",
     "move": "environment",
     "search": "environment",
@@ -134,7 +137,9 @@ ACP_KINDS: dict[str, Category | None] = {
     "fetch": "service",
     "other": None,
 }
-"""ACP ``ToolKind`` values; ``other`` says nothing."""
+"""ACP ``ToolKind`` values; ``other`` says nothing. ``modify`` and ``add`` are not in ACP's
+enum, but AXIS's ``ENVIRONMENT_KINDS`` lists them, so a call of either kind counts as
+environment in both."""
 
 CODEX_ITEM_KINDS = {
     "command_execution": "shell",
@@ -206,17 +211,6 @@ def _mcp_parts(name: str) -> tuple[str, str] | None:
     return None
 
 
-def _input_text(tool_input: Any) -> str:
-    if tool_input is None:
-        return ""
-    if isinstance(tool_input, str):
-        return tool_input
-    try:
-        return json.dumps(tool_input, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(tool_input)
-
-
 def touches_agent_path(text: str) -> bool:
     """Whether a tool input names an agent-internal path (``.claude/``, ``AGENTS.md`` …)."""
     lowered = text.lower().replace("\\", "/")
@@ -237,7 +231,7 @@ def categorize(name: str | None, tool_input: Any = None, kind: str | None = None
     """The categories of one tool call, in the order environment, service, agent."""
     raw = (name or "").strip()
     canonical = normalize_tool_name(raw, kind)
-    text = _input_text(tool_input)
+    text = context_text(tool_input)
     if raw and is_title(raw):
         text = f"{raw} {text}"  # an ACP title says what the call did
     mcp = _mcp_parts(canonical)

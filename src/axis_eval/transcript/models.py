@@ -28,7 +28,10 @@ class ToolCall(OutputModel):
     ended_at: str | None = None
     duration_ms: int | None = None
     input_bytes: int = 0
+    """The input's size as the agent sent it: UTF-8 bytes of its compact JSON text (what
+    ``JSON.stringify`` writes, as AXIS measures it; a string input as it is)."""
     output_bytes: int = 0
+    """The result text's size in UTF-8 bytes (before any cut of what is kept)."""
 
 
 class Entry(OutputModel):

@@ -19,7 +19,6 @@ Text form (``sparse-index.txt``)::
     #2   env,svc   Bash            curl -s https://x.io/a | @2.0s 1.3s | in 44B out 312B | error
 """
 
-import json
 import re
 from collections.abc import Iterable
 from datetime import datetime
@@ -29,6 +28,7 @@ from pydantic import Field
 
 from axis_eval._types import CATEGORIES, Category, OutputModel
 from axis_eval._util.defaults import empty_list
+from axis_eval._util.json_text import context_bytes, context_text
 from axis_eval.transcript.categories import categorize, is_title, normalize_tool_name
 from axis_eval.transcript.models import Entry, ToolCall, Transcript
 
@@ -82,7 +82,10 @@ class Interaction(OutputModel):
     duration_ms: int | None = None
     """How long the call took; None when unknown (then speed counts as excellent)."""
     input_bytes: int = 0
+    """The input's size: UTF-8 bytes of its compact JSON text (``JSON.stringify``, as AXIS
+    measures it; a string input as it is)."""
     output_bytes: int = 0
+    """The result text's size in UTF-8 bytes."""
     is_error: bool = False
     """The call failed (the agent or tool said so) or the entry is an error."""
     entry_index: int = 0
@@ -196,7 +199,7 @@ def build_sparse_index(
                     canonical_tool="error",
                     detail=_cut(_one_line(text), DETAIL_CHARS),
                     start_ms=entry.offset_ms,
-                    output_bytes=_size(text),
+                    output_bytes=context_bytes(text),
                     is_error=True,
                     entry_index=index,
                 )
@@ -213,8 +216,8 @@ def _tool_interaction(number: int, index: int, entry: Entry, call: ToolCall) -> 
     detail = describe_input(call.input)
     if not detail and is_title(call.name):
         detail = _cut(_one_line(call.name), DETAIL_CHARS)
-    input_bytes = call.input_bytes or (_size(_json(call.input)) if call.input is not None else 0)
-    output_bytes = call.output_bytes or (_size(call.output) if call.output else 0)
+    input_bytes = call.input_bytes or context_bytes(call.input)
+    output_bytes = call.output_bytes or context_bytes(call.output)
     return Interaction(
         id=number,
         categories=categorize(call.name, call.input, call.kind),
@@ -277,7 +280,7 @@ def describe_input(tool_input: Any) -> str:
             or (isinstance(v, list | dict) and v)
         ]
         return _cut(_one_line(", ".join(parts)), DETAIL_CHARS)
-    return _cut(_one_line(_json(tool_input)), DETAIL_CHARS)
+    return _cut(_one_line(context_text(tool_input)), DETAIL_CHARS)
 
 
 def _value_text(value: Any) -> str:
@@ -315,17 +318,6 @@ def _one_line(text: str) -> str:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
-
-
-def _json(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _size(text: str | None) -> int:
-    return len(text.encode("utf-8")) if text else 0
 
 
 def _duration(call: ToolCall) -> int | None:

@@ -75,7 +75,7 @@ async def test_a_session_becomes_a_normalized_transcript(tmp_path: Path) -> None
     assert call["name"] == "echo hi > out.txt"
     assert call["kind"] == "execute"
     assert call["input"] == {"command": "echo hi > out.txt"}
-    assert call["inputBytes"] == len(json.dumps({"command": "echo hi > out.txt"}))
+    assert call["inputBytes"] == len('{"command":"echo hi > out.txt"}')  # JSON.stringify
     assert call["output"] == "hi"
     assert call["outputBytes"] == 2
     assert call["isError"] is False
