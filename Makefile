@@ -61,9 +61,10 @@ TASK_RUNNER_TAG ?= axis-eval/ax-task-runner:dev
 build-task-runner: $(STAMP) system-deps
 	$(BIN)/python docker/build.py --tag $(TASK_RUNNER_TAG)
 
-# docker.io and debootstrap for the image tests, and Debian's chromium for the HTML report
+# docker.io and debootstrap for the image tests, Debian's chromium for the HTML report
 # tests (driven by Playwright's Python package; Playwright's own browser downloads are never
-# used): installed when missing and running as root (with service starts blocked, so no
+# used), and bubblewrap (bwrap), the default sandbox of every job: installed when missing
+# and running as root (with service starts blocked, so no
 # system dockerd creates a bridge); otherwise a loud warning, and those tests skip (or fail
 # under CI=true).
 system-deps:
@@ -71,6 +72,7 @@ system-deps:
 	command -v dockerd >/dev/null 2>&1 || missing="$$missing docker.io"; \
 	command -v debootstrap >/dev/null 2>&1 || missing="$$missing debootstrap"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "system-deps: apt-get install$$missing"; \
@@ -82,7 +84,8 @@ system-deps:
 	else \
 	  echo "##########################################################################"; \
 	  echo "# WARNING: missing$$missing, and not root (or no apt-get) to install it."; \
-	  echo "# The ax-task-runner image tests (docker.io, debootstrap) and the HTML report"; \
-	  echo "# browser tests (chromium) will SKIP (and FAIL under CI=true)."; \
+	  echo "# The ax-task-runner image tests (docker.io, debootstrap), the HTML report"; \
+	  echo "# browser tests (chromium) and the bwrap sandbox tests (bubblewrap) will SKIP"; \
+	  echo "# (and FAIL under CI=true); jobs run unconfined (sandbox none) without bwrap."; \
 	  echo "##########################################################################"; \
 	fi

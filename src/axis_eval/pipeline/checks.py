@@ -73,6 +73,33 @@ def preflight(
     return loaded_adapters
 
 
+def sandbox_preflight(the_plan: Plan) -> str | None:
+    """Check the sandboxes the jobs ask for, before any job starts; the loud warning to show
+    when ``auto`` falls back to ``none`` (None when it does not).
+
+    Raises:
+        PreflightError: a job asks for ``bwrap`` and bubblewrap cannot confine jobs here.
+    """
+    modes = {job.sandbox.mode for job in the_plan.jobs}
+    if not modes & {"auto", "bwrap"}:
+        return None
+    from axis_eval.execute.sandbox.probe import bwrap_problem
+
+    problem = bwrap_problem()
+    if problem is None:
+        return None
+    if "bwrap" in modes:
+        raise PreflightError(
+            f"sandbox bwrap: {problem}",
+            hint="install bubblewrap (apt-get install bubblewrap), allow unprivileged user "
+            "namespaces, or choose another sandbox (--sandbox none|docker|auto)",
+        )
+    return (
+        f"sandbox auto: {problem}; jobs run UNCONFINED (sandbox none): the agent sees and "
+        "may change everything this user can (docs/sandboxes.md)"
+    )
+
+
 def unique_agents(the_plan: Plan) -> list[AgentSpec]:
     """The agents some job of the plan uses, in the config's order."""
     used = {job.agent.name for job in the_plan.jobs}

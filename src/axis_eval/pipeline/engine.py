@@ -14,7 +14,13 @@ from axis_eval.execute.executor import schedule
 from axis_eval.execute.process import new_run_token, pidfd_child_watcher
 from axis_eval.execute.scripted_model import EmbeddedModelServer
 from axis_eval.pipeline import crash, hooks, resume
-from axis_eval.pipeline.checks import load_adapters, preflight, run_redactor, unique_agents
+from axis_eval.pipeline.checks import (
+    load_adapters,
+    preflight,
+    run_redactor,
+    sandbox_preflight,
+    unique_agents,
+)
 from axis_eval.pipeline.options import RunOptions, RunOutcome, config_hash
 from axis_eval.pipeline.session import RunSession
 from axis_eval.planning.matrix import plan
@@ -74,6 +80,9 @@ async def _run_async(options: RunOptions, report: crash.OpenReport) -> RunOutcom
         display.message(f"warning: {line}")
     for line in the_plan.notes:
         display.message(line)
+    fallback = sandbox_preflight(the_plan)
+    if fallback is not None:
+        display.message(f"WARNING: {fallback}")
     scripted = _start_model_server(loaded)
     try:
         adapters, judge_adapters = _check(options, the_plan, environ, scripted)

@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from axis_eval._types import ErrorKind
@@ -28,6 +29,7 @@ from axis_eval.execute.process import (
     ignore_existing_processes,
     subreaper,
 )
+from axis_eval.execute.sandbox.sandboxes import Sandboxes
 from axis_eval.execute.scripted_model import EmbeddedModelServer
 from axis_eval.pipeline.options import RunOptions
 from axis_eval.planning.models import JobSpec
@@ -96,6 +98,9 @@ class RunSession:
             on_tokens=self.on_tokens,
             model_server_url=scripted.url if scripted else None,
             extra_env=scripted.job_env() if scripted else {},
+            # No confined job sees the project's .axis: other runs' reports, baselines and
+            # the judge cache hold transcripts.
+            sandboxes=Sandboxes(token, hidden=[str(Path(loaded.config_dir) / ".axis")]),
         )
 
     def on_tokens(self, job: JobSpec, total: int) -> tuple[ErrorKind, str] | None:
@@ -131,7 +136,11 @@ class RunSession:
                 finally:
                     if timer is not None:
                         timer.cancel()
-                    await sentinel.close()
+                    try:
+                        if self.ctx.sandboxes is not None:
+                            await self.ctx.sandboxes.aclose()  # the run's containers
+                    finally:
+                        await sentinel.close()
         finally:
             for sig in installed:
                 loop.remove_signal_handler(sig)

@@ -18,6 +18,7 @@ from axis_eval._types import (
     WorkspaceFile,
 )
 from axis_eval._util.defaults import empty_list
+from axis_eval.config.sandbox import SandboxKind
 from axis_eval.scoring.models import ScoreResult
 
 SCHEMA_VERSION = 1
@@ -51,6 +52,8 @@ class RunEntry(OutputModel):
     cost_estimated: bool = False
     agent_version: str | None = None
     """The agent CLI's exact version, when the adapter could tell."""
+    sandbox: SandboxKind | None = None
+    """What confined the run: ``none``, ``bwrap`` or ``docker`` (absent: it never started)."""
     result: str | None = None
     """The agent's final answer (its last message)."""
     dir: str

@@ -29,6 +29,7 @@ SAME_IN_BOTH = (
     "setup_output",
     "teardown_output",
     "warnings",
+    "sandbox",
 )
 """The fields a run entry takes from the outcome as they are: same name, same meaning."""
 

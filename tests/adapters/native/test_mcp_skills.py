@@ -38,7 +38,9 @@ def _plant_host_mcp(home: Path, marker: Path) -> None:
 def test_claude_code_calls_an_mcp_tool_and_ignores_host_mcp(
     claude_cli: Path, tmp_path: Path
 ) -> None:
-    log = tmp_path / "mcp-log.jsonl"
+    # The MCP server runs beside the agent, in its sandbox: it may write only the job's
+    # folders, so its log is a workspace file the run collects as an artifact.
+    log_name = "echo-seen.jsonl"
     marker = tmp_path / "host-mcp-started"
     tape = tool_tape(
         "mcp__fake__echo", {"text": "ping"}, "The tool said MCP-ECHO:ping.", match="Echo"
@@ -51,7 +53,7 @@ def test_claude_code_calls_an_mcp_tool_and_ignores_host_mcp(
                 "type": "stdio",
                 "command": sys.executable,
                 "args": [str(MCP_ECHO)],
-                "env": {"MCP_ECHO_LOG": str(log)},
+                "env": {"MCP_ECHO_LOG": log_name},
             }
         }
         root = write_project(
@@ -60,9 +62,11 @@ def test_claude_code_calls_an_mcp_tool_and_ignores_host_mcp(
             "Echo ping through the MCP server",
             env=TRAP_VARS,
             mcp_servers=servers,
+            artifacts=[log_name],
         )
         view = axis_run(root, env)
     assert view.run["status"] == "completed", view.run
+    log = next(view.report_dir.rglob(f"artifacts/{log_name}"))
     [call] = view.tools
     assert call["name"] == "mcp__fake__echo"
     assert call["input"] == {"text": "ping"}

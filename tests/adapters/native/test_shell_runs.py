@@ -11,6 +11,7 @@ import pytest
 from axis_eval._types import TokenUsage
 from axis_eval.adapters import install, prices
 from axis_model_server import ScriptedModelServer, parse_tape
+from helpers import system_parts
 
 from .helpers import CODEX_MODEL, TRAP_VARS, axis_run, parent_env, shell_tape, write_project
 
@@ -48,6 +49,8 @@ def _check_common(view: Any, server: ScriptedModelServer, agent: str) -> None:
     assert run["status"] == "completed" and run["failed"] is False, run
     assert run["exitCode"] == 0
     assert run["result"] == FINAL
+    # The default sandbox confined it (bwrap on every test machine with it).
+    assert run["sandbox"] == system_parts.auto_sandbox()
     # The file the shell command wrote, collected as an artifact.
     [artifact] = run["artifacts"]
     assert artifact["path"] == "out.txt"

@@ -57,14 +57,34 @@ def _existing_dirs(paths: Iterable[str]) -> list[str]:
     return out
 
 
+TOOLCHAIN_HOMES = frozenset(
+    {".pyenv", ".rbenv", ".nodenv", ".nvm", ".asdf", ".volta", ".bun", ".deno", ".sdkman"}
+)
+"""Version managers in a HOME whose ``PATH`` entries (shims) run code from the rest of their
+folder: for a ``PATH`` entry inside one, the whole folder stays readable. Any other ``PATH``
+entry inside a HOME is readable alone (``~/.cargo/bin``, not ``~/.cargo``'s credentials)."""
+
+
+def _toolchain_root(entry: str) -> str:
+    """The version manager's folder holding ``entry`` (``~/.pyenv`` for ``~/.pyenv/shims``),
+    else ``entry``."""
+    parts = entry.split("/")
+    for i, part in enumerate(parts):
+        if part in TOOLCHAIN_HOMES:
+            return "/".join(parts[: i + 1])
+    return entry
+
+
 def default_readable(config_dir: str, env_path: str) -> list[str]:
     """What a confined job must still read where it lives under a hidden folder: the config
-    folder, the agent CLIs, the folders of ``PATH`` and this Python's installation."""
+    folder, the agent CLIs, the folders of ``PATH`` (a version manager's whole folder, see
+    :data:`TOOLCHAIN_HOMES`) and this Python's installation."""
+    entries = [_toolchain_root(os.path.realpath(e)) for e in env_path.split(os.pathsep) if e]
     return _existing_dirs(
         [
             config_dir,
             str(agents_dir()),
-            *env_path.split(os.pathsep),
+            *entries,
             sys.prefix,
             sys.base_prefix,
         ]
@@ -225,7 +245,7 @@ class BwrapSandbox:
         self._readable = readable
         self._spawner = spawner
         self._binary = bwrap_path() or "bwrap"
-        self._prefix: list[str] | None = None
+        self._prefix: dict[str, list[str]] = {}
         self._running: set[BwrapProcess] = set()
         self._closed = False
 
@@ -237,27 +257,31 @@ class BwrapSandbox:
     def spawn(self) -> Spawner:
         return self._spawn
 
-    def _options(self, env: dict[str, str]) -> list[str]:
-        if self._prefix is None:
+    def _options(self, env: dict[str, str], program: str) -> list[str]:
+        # The program's own folder stays readable (a command configured by its path).
+        folder = os.path.dirname(program) if program.startswith("/") else ""
+        options = self._prefix.get(folder)
+        if options is None:
+            home = os.environ.get("HOME")
             readable = [
                 *default_readable(self._config_dir, env.get("PATH", os.defpath)),
-                *_existing_dirs(self._readable),
+                *_existing_dirs([*self._readable, folder]),
             ]
-            self._prefix = bwrap_args(
+            options = self._prefix[folder] = bwrap_args(
                 self._dirs,
                 self._policy,
                 hidden=self._hidden,
                 readable=readable,
-                parent_home=os.environ.get("HOME"),
+                parent_home=home,
             )
-        return self._prefix
+        return options
 
     async def _spawn(self, process: ProcessSpec) -> ManagedProcess:
         if self._closed:
             raise RuntimeError("the job's sandbox is closed")
         argv = [
             self._binary,
-            *self._options(process.env),
+            *self._options(process.env, process.argv[0] if process.argv else ""),
             "--chdir",
             process.cwd,
             "--",

@@ -144,6 +144,7 @@ def _run(
         "costEstimated": run.cost_estimated,
         "judge": judge.model_dump(by_alias=True) if judge and judge.kind != "none" else None,
         "agentVersion": run.agent_version,
+        "sandbox": run.sandbox,
         "result": cut(run.result),
         "warnings": run.warnings,
         "setupOutput": cut(run.setup_output),

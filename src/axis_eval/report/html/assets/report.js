@@ -286,7 +286,8 @@
         "data-representative": run.representative ? "true" : null },
         h("th", { scope: "row" }, "#" + run.index, run.representative ? h("span", { class: "rep-mark", title: "representative run" }, " ★ representative") : null),
         h("td", null, run.status + (run.errorKind ? " (" + run.errorKind + ")" : "") +
-          (run.withheld ? " · score withheld" : "")),
+          (run.withheld ? " · score withheld" : ""),
+          run.sandbox ? h("span", { class: "muted sandbox", title: "what confined the run" }, " · " + run.sandbox) : null),
         DIMS.map(function (d) { return scoreCell(run.scores ? run.scores[d[0]] : null); }),
         h("td", { class: "num" }, ms(run.durationMs)),
         h("td", { class: "num", title: t ? "cache read " + t.cacheReadInput + ", cache write " + t.cacheWriteInput : null },
