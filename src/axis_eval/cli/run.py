@@ -59,6 +59,11 @@ def _value_optional(flag: str, bare: str, metavar: str, help: str) -> _Decorator
 @click.option("--profile", help="A profile from the config's `profiles`.")
 @click.option("--runs", type=int, help="Repeat count for every pair (odd, 1-19).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Jobs at once (default 15).")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "none", "bwrap", "docker"]),
+    help="Confine every job: auto (bwrap where it works, else none), none, bwrap, docker.",
+)
 @click.option("--dry-run", is_flag=True, help="Print the jobs in scheduling order; run nothing.")
 @click.option(
     "--tape",

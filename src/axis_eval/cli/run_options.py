@@ -20,6 +20,7 @@ import click
 if TYPE_CHECKING:
     from axis_eval import LoadedConfig, ReportManifest, RunOptions, Selection
     from axis_eval.cli.ci import CiFlags
+    from axis_eval.config.sandbox import SandboxMode
     from axis_eval.progress import Display
 
 
@@ -33,6 +34,8 @@ class RunCommandOptions:
     profile: str | None
     runs: int | None
     concurrency: int | None
+    sandbox: SandboxMode | None
+    """``--sandbox``: wins over the config's and the scenarios' ``sandbox``."""
     dry_run: bool
     tape: str | None
     as_json: bool
@@ -86,11 +89,16 @@ class RunCommandOptions:
         return {"model_server": {"tape": str(Path(self.tape).resolve())}}
 
     def selection(self, only_pairs: frozenset[tuple[str, str]] | None = None) -> Selection:
-        """``-s``, ``-a`` and ``--runs``; ``only_pairs``: the pairs ``--failed`` re-runs."""
+        """``-s``, ``-a``, ``--runs`` and ``--sandbox``; ``only_pairs``: the pairs
+        ``--failed`` re-runs."""
         from axis_eval import Selection
 
         return Selection(
-            scenarios=self.scenarios, agents=self.agents, runs=self.runs, only_pairs=only_pairs
+            scenarios=self.scenarios,
+            agents=self.agents,
+            runs=self.runs,
+            only_pairs=only_pairs,
+            sandbox=self.sandbox,
         )
 
     def ci_flags(self) -> CiFlags:

@@ -14,6 +14,7 @@ from axis_eval.config._base import (
 )
 from axis_eval.config._text import check_keys, env_name_problem
 from axis_eval.config.output_limit import OutputLimit
+from axis_eval.config.sandbox import Cpus, MemoryMb, Pids
 
 DEFAULT_ACTION_TIMEOUT_MINUTES = 3.0
 """AXIS's per-action time limit for ``run_script`` (180 s)."""
@@ -91,3 +92,9 @@ class Limit(InputModel):
     """Token limit (input + output + cache reads), at most a trillion."""
     output: OutputLimit | None = None
     """How much the agent may print and the transcript keep (``config/output_limit.py``)."""
+    memory_mb: MemoryMb | None = None
+    """Memory of the job's container, in MiB (``sandbox: docker``)."""
+    pids: Pids | None = None
+    """Processes the job's container may hold (``sandbox: docker``)."""
+    cpus: Cpus | None = None
+    """CPU cores the job's container may use (``sandbox: docker``)."""

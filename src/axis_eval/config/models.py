@@ -23,6 +23,7 @@ from axis_eval.config._base import (
 )
 from axis_eval.config._text import check_keys, folder_name_problem
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
+from axis_eval.config.sandbox import NetworkMode, SandboxConfig
 from axis_eval.config.scenario import ScenarioInput
 
 DEFAULT_CONCURRENCY = 15
@@ -72,6 +73,8 @@ class AgentEntry(InputModel):
     scenarios: list[NonEmptyStr] | None = None
     """Scenario filters for this agent: keys, base keys or globs; ``*`` = all."""
     skills: list[str] = Field(default_factory=empty_list)
+    network: NetworkMode | None = None
+    """``none``: this agent's jobs get no network but loopback (default ``host``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -120,6 +123,12 @@ class LimitsSettings(InputModel):
                 "no output limit here: output limits are per job; "
                 "set settings.limits.scenario.output (or a scenario's limits.output)"
             )
+        held = [n for n in ("memory_mb", "pids", "cpus") if getattr(value, n, None) is not None]
+        if held:
+            raise ValueError(
+                f"no {held[0]} here: container limits are per job; "
+                f"set settings.limits.scenario.{held[0]} (or a scenario's limits.{held[0]})"
+            )
         return value
 
 
@@ -139,6 +148,9 @@ class Settings(InputModel):
     runs: RunCount | None = None
     """Default repeat count: odd, 1 to 19."""
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    sandbox: SandboxConfig | None = None
+    """How every job is confined: ``auto`` (default), ``none``, ``bwrap``, ``docker``, or
+    ``{mode, image}`` (docs/sandboxes.md); a scenario's ``sandbox`` and ``--sandbox`` win."""
     scoring_weights: ScoringWeights | None = None
     """Composite weights; default 0.4 / 0.2 / 0.2 / 0.2."""
     remotes: RemotesSettings | None = None

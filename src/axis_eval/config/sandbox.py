@@ -13,13 +13,20 @@ into a real mode where the job runs (a probe of that machine), so a remote worke
 its jobs as a local run does. See ``docs/sandboxes.md``.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from axis_eval.config._base import Bounds, InputModel
+from pydantic import Field, model_validator
+
+from axis_eval.config._base import Bounds, InputModel, NonEmptyStr
 
 __all__ = [
     "SANDBOX_KINDS",
+    "SANDBOX_MODES",
+    "Cpus",
+    "MemoryMb",
     "NetworkMode",
+    "Pids",
+    "SandboxConfig",
     "SandboxKind",
     "SandboxMode",
     "SandboxPolicy",
@@ -30,12 +37,29 @@ SandboxMode = Literal["auto", "none", "bwrap", "docker"]
 SandboxKind = Literal["none", "bwrap", "docker"]
 """What actually confined a run (recorded per run in the report)."""
 SANDBOX_KINDS: tuple[SandboxKind, ...] = ("none", "bwrap", "docker")
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "none", "bwrap", "docker")
 NetworkMode = Literal["host", "none"]
 """``host``: the host's network (agents reach their model API); ``none``: loopback only."""
 
-MemoryMb = Annotated[int, Bounds(gt=0, le=2**30)]
-Pids = Annotated[int, Bounds(gt=0, le=2**22)]
-Cpus = Annotated[float, Bounds(gt=0, le=4096)]
+DEFAULT_AGENT_IMAGE = "axis-eval/ax-agents:dev"
+"""The docker sandbox's image when none is set: ``make build-agent-image`` builds it."""
+
+MemoryMb = Annotated[int, Field(strict=True), Bounds(gt=0, le=2**30)]
+Pids = Annotated[int, Field(strict=True), Bounds(gt=0, le=2**22)]
+Cpus = Annotated[float, Field(strict=True), Bounds(gt=0, le=4096)]
+
+
+class SandboxConfig(InputModel):
+    """``settings.sandbox`` or a scenario's ``sandbox``: a mode, or ``{mode, image}``."""
+
+    mode: SandboxMode | None = None
+    image: NonEmptyStr | None = None
+    """The docker sandbox's image (default ``axis-eval/ax-agents:dev``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_mode(cls, data: Any) -> Any:
+        return {"mode": data} if isinstance(data, str) else data
 
 
 class SandboxPolicy(InputModel):

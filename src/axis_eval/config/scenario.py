@@ -18,6 +18,7 @@ from axis_eval.config._base import (
 )
 from axis_eval.config._text import check_keys, env_name_problem
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
+from axis_eval.config.sandbox import NetworkMode, SandboxConfig
 
 VARIANT_NAME_PATTERN = r"^[a-zA-Z0-9_-]+$"
 
@@ -91,6 +92,10 @@ class _ScenarioFields(InputModel):
     env: ScenarioEnv | None = None
     artifacts: list[NonEmptyStr] | None = None
     """Globs collected from the workspace after the agent finishes."""
+    sandbox: SandboxConfig | None = None
+    """How this scenario's jobs are confined (wins over ``settings.sandbox``)."""
+    network: NetworkMode | None = None
+    """``none``: its jobs get no network but loopback (default ``host``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -184,6 +189,8 @@ class Scenario(BaseModel):
     runs: int | None = None
     env: ScenarioEnv = Field(default_factory=empty_list)
     artifacts: list[str] = Field(default_factory=empty_list)
+    sandbox: SandboxConfig | None = None
+    network: NetworkMode | None = None
     source: str | None = None
     """The file it came from (absolute), or None for an inline scenario."""
 
@@ -250,5 +257,7 @@ def _build(
         runs=_pick(variant, base, "runs"),
         env=_pick(variant, base, "env") or [],
         artifacts=_pick(variant, base, "artifacts") or [],
+        sandbox=_pick(variant, base, "sandbox"),
+        network=_pick(variant, base, "network"),
         source=path,
     )

@@ -36,9 +36,10 @@ def resume_plan(options: RunOptions) -> Plan:
     pairs = frozenset((p.scenario_key, p.agent_name) for p in previous.results)
     counts = {(p.scenario_key, p.agent_name): p.run_count for p in previous.results}
     runs = next(iter(set(counts.values()))) if len(set(counts.values())) == 1 else None
-    the_plan = plan(options.loaded, Selection(only_pairs=pairs))
+    sandbox = options.selection.sandbox  # --sandbox holds for the resumed jobs too
+    the_plan = plan(options.loaded, Selection(only_pairs=pairs, sandbox=sandbox))
     if any(counts[j.pair_key] != j.run_count for j in the_plan.jobs) and runs is not None:
-        the_plan = plan(options.loaded, Selection(only_pairs=pairs, runs=runs))
+        the_plan = plan(options.loaded, Selection(only_pairs=pairs, runs=runs, sandbox=sandbox))
     planned = {j.pair_key for j in the_plan.jobs}
     if planned != pairs:
         changed.append(f"{len(pairs - planned)} of the report's pairs are no longer planned")

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from axis_eval.adapters.registry import resolve, resolve_custom
 from axis_eval.config._base import check_runs
+from axis_eval.config.actions import Limit
 from axis_eval.config.discover import Discovery, discover
 from axis_eval.config.models import DEFAULT_SCENARIO_MINUTES, Config, LoadedConfig
 from axis_eval.config.output_limit import OutputLimit
+from axis_eval.config.sandbox import NetworkMode, SandboxMode, SandboxPolicy
 from axis_eval.config.scenario import Scenario
 from axis_eval.errors import UsageError
 from axis_eval.planning.models import AgentSpec, JobSpec, Pair, Plan
@@ -28,6 +30,8 @@ class Selection:
     """``--runs``: wins over scenario and settings."""
     only_pairs: frozenset[tuple[str, str]] | None = None
     """Restrict to these (scenario key, agent name) pairs (``--failed``)."""
+    sandbox: SandboxMode | None = None
+    """``--sandbox``: wins over ``settings.sandbox`` and every scenario's ``sandbox``."""
 
 
 def _in_suite(key: str, include: list[str] | None, exclude: list[str] | None) -> bool:
@@ -122,7 +126,7 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
         if pattern not in matched_s:
             warnings.append(f"-s {pattern!r} matched no scenario in the selected suite")
     warnings.extend(_never_run_warnings(config, [s.key for s in found.scenarios]))
-    jobs = _jobs(pairs, config, loaded.config_dir)
+    jobs = _jobs(pairs, config, loaded.config_dir, sel.sandbox)
     if not jobs:
         raise UsageError(
             "no jobs to run: the selection is empty" + _failures_text(found),
@@ -178,12 +182,39 @@ def _assemble(
     )
 
 
+def sandbox_policy(
+    config: Config,
+    scenario: Scenario,
+    agent: AgentSpec,
+    limit: Limit | None,
+    override: SandboxMode | None = None,
+) -> SandboxPolicy:
+    """How one job is confined: ``--sandbox``, else the scenario's ``sandbox`` over
+    ``settings.sandbox`` (each field on its own); network ``none`` when the scenario or the
+    agent asks for it; the container limits of the job's ``limits``."""
+    chosen, default = scenario.sandbox, config.settings.sandbox
+    mode = override or (chosen and chosen.mode) or (default and default.mode) or "auto"
+    image = (chosen and chosen.image) or (default and default.image) or None
+    network: NetworkMode = "none" if "none" in (scenario.network, agent.network) else "host"
+    return SandboxPolicy(
+        mode=mode,
+        network=network,
+        image=image,
+        memory_mb=limit.memory_mb if limit else None,
+        pids=limit.pids if limit else None,
+        cpus=limit.cpus if limit else None,
+    )
+
+
 def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
 def _jobs(
-    pairs: list[tuple[Scenario, AgentSpec, int]], config: Config, config_dir: str
+    pairs: list[tuple[Scenario, AgentSpec, int]],
+    config: Config,
+    config_dir: str,
+    sandbox: SandboxMode | None = None,
 ) -> list[JobSpec]:
     max_runs = max((r for _, _, r in pairs), default=0)
     jobs: list[JobSpec] = []
@@ -211,6 +242,7 @@ def _jobs(
                     skills=_dedupe(config.skills + agent.skills + scenario.skills),
                     artifacts=_dedupe(config.artifacts + scenario.artifacts),
                     config_dir=config_dir,
+                    sandbox=sandbox_policy(config, scenario, agent, limit, sandbox),
                 )
             )
     return jobs

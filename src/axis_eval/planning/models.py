@@ -8,7 +8,7 @@ from axis_eval._util.defaults import empty_list
 from axis_eval.config.actions import McpServer
 from axis_eval.config.discover import LoadFailure
 from axis_eval.config.output_limit import OutputLimit
-from axis_eval.config.sandbox import SandboxPolicy
+from axis_eval.config.sandbox import NetworkMode, SandboxPolicy
 from axis_eval.config.scenario import Scenario
 
 
@@ -29,6 +29,8 @@ class AgentSpec(_Frozen):
     command: list[str] | None = None
     skills: list[str] = Field(default_factory=empty_list)
     scenarios: list[str] | None = None
+    network: NetworkMode | None = None
+    """``none``: the agent's jobs get loopback only."""
 
 
 class Pair(_Frozen):

@@ -132,6 +132,7 @@ def display_names(entries: list[AgentEntry], file: str | None = None) -> list[Ag
                 command=[command] if isinstance(command, str) else command,
                 skills=list(entry.skills),
                 scenarios=entry.scenarios,
+                network=entry.network,
             )
         )
     return specs

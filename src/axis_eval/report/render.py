@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from axis_eval.config.sandbox import SandboxPolicy
 from axis_eval.planning.models import Plan
 from axis_eval.report.models import PairDiff, PairEntry, ReportDiff, ReportManifest
 from axis_eval.report.verdicts import CiVerdicts, PairVerdict
@@ -25,6 +26,11 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
+def _sandbox(policy: SandboxPolicy) -> str:
+    """``bwrap``, ``auto (net none)``: what the job asks for (``auto`` is decided at start)."""
+    return policy.mode + (" (net none)" if policy.network == "none" else "")
+
+
 def render_dry_run(plan: Plan) -> str:
     """The jobs in scheduling order, as text."""
     lines = [plan.status_line, ""]
@@ -36,10 +42,11 @@ def render_dry_run(plan: Plan) -> str:
             job.agent.name,
             _minutes(job.time_limit_s),
             f"{job.token_limit:,}" if job.token_limit else "-",
+            _sandbox(job.sandbox),
         ]
         for job in plan.jobs
     ]
-    lines.extend(_table(["#", "run", "scenario", "agent", "time", "tokens"], rows))
+    lines.extend(_table(["#", "run", "scenario", "agent", "time", "tokens", "sandbox"], rows))
     if plan.skipped:
         lines += ["", f"Skipped ({len(plan.skipped)}): {', '.join(plan.skipped)}"]
     if plan.load_failures:
@@ -65,6 +72,8 @@ def dry_run_json(plan: Plan) -> dict[str, Any]:
                 "runCount": job.run_count,
                 "timeLimitS": job.time_limit_s,
                 "tokenLimit": job.token_limit,
+                "sandbox": job.sandbox.mode,
+                "network": job.sandbox.network,
             }
             for job in plan.jobs
         ],
