@@ -147,3 +147,15 @@ def test_the_dry_run_shows_each_jobs_sandbox(tmp_path: Path, axis: Callable[...,
     assert [(j["sandbox"], j["network"]) for j in data["jobs"]] == [("none", "none")]
     bad = axis("run", "-c", str(root), "--dry-run", "--sandbox", "vm")
     assert bad.exit_code == EXIT_USAGE and "--sandbox" in bad.stderr
+
+
+def test_readable_and_writable_folders_resolve_from_the_config(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {"settings": {"sandbox": {"readable": ["data", "~/tools"], "writable": ["/var/cache/x"]}}},
+        {"sandbox": {"writable": ["out"]}},
+    )
+    [policy] = _policies(root).values()
+    assert policy.readable == [str(root / "data"), str(Path("~/tools").expanduser())]
+    # A scenario's folders add to the settings' (neither replaces the other).
+    assert policy.writable == ["/var/cache/x", str(root / "out")]

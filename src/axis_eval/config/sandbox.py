@@ -55,6 +55,12 @@ class SandboxConfig(InputModel):
     mode: SandboxMode | None = None
     image: NonEmptyStr | None = None
     """The docker sandbox's image (default ``axis-eval/ax-agents:dev``)."""
+    readable: list[NonEmptyStr] | None = None
+    """Host folders a confined job may also read (absolute, ``~/…`` or relative to the
+    config folder): a toolchain kept in a hidden HOME, a dataset."""
+    writable: list[NonEmptyStr] | None = None
+    """Host folders a confined job may also write: a shared package cache. Everything
+    the agent writes there outlives the job: give it only what you would give the agent."""
 
     @model_validator(mode="before")
     @classmethod
@@ -69,6 +75,10 @@ class SandboxPolicy(InputModel):
     network: NetworkMode = "host"
     image: str | None = None
     """The container image (``docker``); default: the project's agent image."""
+    readable: list[str] = Field(default_factory=list)
+    """Absolute host folders the job may also read (resolved from the config)."""
+    writable: list[str] = Field(default_factory=list)
+    """Absolute host folders the job may also write."""
     memory_mb: MemoryMb | None = None
     """Memory limit of the job's container, in MiB (``docker``)."""
     pids: Pids | None = None

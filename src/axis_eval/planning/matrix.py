@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from axis_eval.adapters.registry import resolve, resolve_custom
 from axis_eval.config._base import check_runs
@@ -187,6 +189,7 @@ def sandbox_policy(
     scenario: Scenario,
     agent: AgentSpec,
     limit: Limit | None,
+    config_dir: str,
     override: SandboxMode | None = None,
 ) -> SandboxPolicy:
     """How one job is confined: ``--sandbox``, else the scenario's ``sandbox`` over
@@ -195,6 +198,17 @@ def sandbox_policy(
     chosen, default = scenario.sandbox, config.settings.sandbox
     mode = override or (chosen and chosen.mode) or (default and default.mode) or "auto"
     image = (chosen and chosen.image) or (default and default.image) or None
+    folders = {
+        kind: _dedupe(
+            [
+                _host_folder(path, config_dir)
+                for source in (default, chosen)
+                if source is not None
+                for path in getattr(source, kind) or []
+            ]
+        )
+        for kind in ("readable", "writable")
+    }
     network: NetworkMode = "none" if "none" in (scenario.network, agent.network) else "host"
     return SandboxPolicy(
         mode=mode,
@@ -203,7 +217,14 @@ def sandbox_policy(
         memory_mb=limit.memory_mb if limit else None,
         pids=limit.pids if limit else None,
         cpus=limit.cpus if limit else None,
+        readable=folders["readable"],
+        writable=folders["writable"],
     )
+
+
+def _host_folder(path: str, config_dir: str) -> str:
+    """An absolute host path: ``~/…`` expanded, a relative path under the config folder."""
+    return os.path.normpath(Path(config_dir) / Path(path).expanduser())
 
 
 def _dedupe(items: list[str]) -> list[str]:
@@ -242,7 +263,7 @@ def _jobs(
                     skills=_dedupe(config.skills + agent.skills + scenario.skills),
                     artifacts=_dedupe(config.artifacts + scenario.artifacts),
                     config_dir=config_dir,
-                    sandbox=sandbox_policy(config, scenario, agent, limit, sandbox),
+                    sandbox=sandbox_policy(config, scenario, agent, limit, config_dir, sandbox),
                 )
             )
     return jobs

@@ -118,6 +118,10 @@ def bwrap_args(
             args += ["--ro-bind-try", folder, folder]
     for folder in _existing_dirs(hidden):
         args += ["--tmpfs", folder]
+    for folder in _existing_dirs(policy.readable):
+        args += ["--ro-bind", folder, folder]
+    for folder in _existing_dirs(policy.writable):
+        args += ["--bind", folder, folder]
     args += ["--bind", dirs.root_dir, dirs.root_dir]
     args += [
         "--unshare-pid",
