@@ -160,7 +160,7 @@ def grpc_touch(port: int) -> None:
     """One real gRPC call (loads h2 and protobuf in the runner)."""
     import grpc
 
-    from ax_task_runner._guest import guest_pb2 as pb
+    from axis_eval.execute.guest import guest_pb2 as pb
 
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         call = channel.unary_unary(

@@ -24,6 +24,7 @@ NOT_ON_THE_RUN_PATH = (
     "tomllib",  # TOML configs
     "difflib",  # "did you mean" for a config with a problem
     "mimetypes",  # collected artifacts
+    "grpclib",  # the guest-service client (docker sandbox), loaded when it connects
 )
 
 RUN_AND_LIST_MODULES = """

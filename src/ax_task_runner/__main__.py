@@ -16,7 +16,7 @@ __all__ = ["build_parser", "main"]
 def _help(name: str, text: str) -> str:
     variables = [v for v, (field, _) in ENV_OPTIONS.items() if field == name]
     default = RunnerConfig.model_fields[name].default
-    shown = "every interface" if default is None and name == "host" else default
+    shown = {"host": "every interface", "unix_socket": "TCP"}.get(name, default)
     extra = f"; env {variables[0]}" if variables else ""
     return f"{text} (default: {shown}{extra})"
 
@@ -39,6 +39,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--port", "-port", type=int, help=_help("port", "port to listen on"))
     p.add_argument("--host", "-host", help=_help("host", "address to listen on"))
+    p.add_argument(
+        "--unix-socket",
+        metavar="PATH",
+        help=_help("unix_socket", "listen on this Unix socket instead of TCP"),
+    )
+    p.add_argument(
+        "--files-root",
+        dest="files_roots",
+        metavar="PATH",
+        action="append",
+        help="a folder the guest FileSystemService may use (repeatable; default: the first "
+        "workspace; env AX_RUNNER_FILES_ROOT, ':'-separated)",
+    )
+    p.add_argument(
+        "--no-confine-files",
+        dest="confine_files",
+        action="store_const",
+        const=False,
+        help="let the guest FileSystemService use any path (env AX_RUNNER_CONFINE_FILES=false)",
+    )
+    p.add_argument(
+        "--guest-env",
+        choices=["runner", "empty"],
+        help=_help(
+            "guest_env",
+            "base environment of guest processes: the runner's, or none (only the request's)",
+        ),
+    )
     p.add_argument("--workspace-root", help=_help("workspace_root", "the durable volume"))
     p.add_argument("--state-dir", help=_help("state_dir", "markers and logs"))
     p.add_argument(

@@ -6,6 +6,7 @@ be set through a variable (``spec.env`` puts them there); flags win over variabl
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -18,6 +19,7 @@ from ax_task_runner.spec import Task, Workspace
 __all__ = [
     "DEFAULT_BOOTSTRAP_TIMEOUT_S",
     "ENV_OPTIONS",
+    "GuestEnv",
     "Readiness",
     "RunnerConfig",
     "options_from_env",
@@ -25,6 +27,7 @@ __all__ = [
 ]
 
 Readiness = Literal["workspace", "serving"]
+GuestEnv = Literal["runner", "empty"]
 DEFAULT_BOOTSTRAP_TIMEOUT_S = 600.0
 
 Hook = Callable[[Any], Any]
@@ -44,6 +47,10 @@ class RunnerConfig(BaseModel):
     """Address to listen on; None or empty means every interface."""
     port: int = Field(default=80, ge=0, le=65535)
     """HTTP (and h2c) port; 0 picks a free one."""
+    unix_socket: str | None = None
+    """Listen on this Unix socket instead of TCP (``host`` and ``port`` are then unused):
+    the guest services reachable only through the socket file, e.g. from a folder mounted
+    into a container that has no network."""
     workspace_root: str = "/workspace"
     """The durable volume: bindings without a path land at ``<root>/<name>``."""
     state_dir: str = "/ax"
@@ -71,6 +78,17 @@ class RunnerConfig(BaseModel):
     reap_orphans: bool = True
     """Reap adopted orphans (and become a child subreaper when not PID 1). Turn off when
     embedding in a program that manages other child processes itself."""
+    files_roots: list[str] = Field(default_factory=list)
+    """Folders the guest FileSystemService may read and write (symlinks resolved); empty:
+    the first workspace only. Relative paths still resolve against the first workspace."""
+    confine_files: bool = True
+    """False lifts the confinement of the guest FileSystemService (any path, as process
+    execution already allows)."""
+    guest_env: GuestEnv = "runner"
+    """Base environment of guest processes: ``runner`` (the runner's own, with
+    ``AX_METADATA_URL`` and ``spec.env``; the request's ``env`` is added on top) or
+    ``empty`` (exactly the request's ``env``: what a harness that builds the whole
+    environment needs)."""
     h2c_handler: H2cHandler | None = None
     """Takes connections that open with the HTTP/2 preface; None looks for the guest
     services module, else such connections are closed."""
@@ -121,9 +139,27 @@ def _seconds(text: str) -> float:
         return parse_go_duration(text)
 
 
+def _paths(text: str) -> list[str]:
+    """A list of paths joined with ``:`` (as ``PATH``)."""
+    return [p for p in text.split(os.pathsep) if p]
+
+
+def _flag(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
 ENV_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "AX_RUNNER_HOST": ("host", str),
     "AX_RUNNER_PORT": ("port", int),
+    "AX_RUNNER_UNIX_SOCKET": ("unix_socket", str),
+    "AX_RUNNER_FILES_ROOT": ("files_roots", _paths),
+    "AX_RUNNER_CONFINE_FILES": ("confine_files", _flag),
+    "AX_RUNNER_GUEST_ENV": ("guest_env", str),
     "AX_RUNNER_WORKSPACE_ROOT": ("workspace_root", str),
     "AX_RUNNER_STATE_DIR": ("state_dir", str),
     "AX_RUNNER_READINESS": ("readiness", str),

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,8 +81,10 @@ class GuestServices:
         env: base environment of started processes (default: the runner's ``os.environ``
             at start time, which holds ``AX_METADATA_URL`` and ``spec.env``); the
             request's ``env`` is added on top.
-        confine_files: keep ReadFile/WriteFile inside ``workspace`` (symlinks resolved).
+        confine_files: keep ReadFile/WriteFile inside ``file_roots`` (symlinks resolved).
             Off allows any path, as process execution already does.
+        file_roots: the folders files are confined to (default: ``workspace`` alone).
+            Relative paths resolve against ``workspace`` either way.
         http_fallback: serves non-gRPC HTTP/2 requests (otherwise 404).
     """
 
@@ -93,6 +95,7 @@ class GuestServices:
         workspace: str | os.PathLike[str],
         env: Mapping[str, str] | None = None,
         confine_files: bool = True,
+        file_roots: Sequence[str | os.PathLike[str]] | None = None,
         http_fallback: HttpFallback | None = None,
         output_retain_bytes: int = 32 * 1024 * 1024,
     ) -> None:
@@ -100,6 +103,7 @@ class GuestServices:
         self.workspace = Path(workspace)
         self._env = env
         self._confine = confine_files
+        self._file_roots = [Path(r) for r in file_roots] if file_roots else [self.workspace]
         self._http_fallback = http_fallback
         self._retain = output_retain_bytes
         self._methods: Mapping[str, Method] | None = None
@@ -157,7 +161,8 @@ class GuestServices:
             self._table = ProcessTable(
                 workspace=self.workspace, env=self._env, output_retain_bytes=self._retain
             )
-            impl = GuestServiceImpl(self._table, FileAccess(self.workspace, confine=self._confine))
+            files = FileAccess(self.workspace, confine=self._confine, roots=self._file_roots)
+            impl = GuestServiceImpl(self._table, files)
             methods = impl.methods()
             # Server reflection, as upstream's guest daemon registers it (grpcurl list…).
             methods.update(reflection_for(methods).methods())
@@ -180,13 +185,17 @@ def make_h2c_handler(context: GuestContext) -> GuestServices:
     """The runner's seam (``ax_task_runner.runner``): guest services for its h2c connections.
 
     ``context.debug`` turns the services on; ``context.workspace`` is the default cwd and
-    file root; ``context.env`` (kept up to date by the runner) is the base environment of
-    started processes. The server already counts each h2c connection in
+    the root of relative file paths; ``context.file_roots`` (default: the workspace) and
+    ``context.confine_files`` say which paths the files service may use; ``context.env``
+    (kept up to date by the runner; empty with ``--guest-env empty``) is the base
+    environment of started processes. The server already counts each h2c connection in
     ``context.activity``.
     """
     return GuestServices(
         enabled=context.debug,
         workspace=context.workspace,
         env=context.env,
+        confine_files=getattr(context, "confine_files", True),
+        file_roots=getattr(context, "file_roots", None) or None,
         http_fallback=getattr(context, "http_fallback", None),
     )

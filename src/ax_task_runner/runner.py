@@ -19,6 +19,7 @@ import signal
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ax_task_runner.config import RunnerConfig
 from ax_task_runner.errors import RunnerError
@@ -105,7 +106,12 @@ class Runner:
 
     @property
     def metadata_url(self) -> str:
-        """``AX_METADATA_URL``: ``http://127.0.0.1:<port>`` (or the address listened on)."""
+        """``AX_METADATA_URL``: ``http://127.0.0.1:<port>`` (or the address listened on);
+        on a Unix socket ``http+unix://<the path, percent-encoded>`` (the scheme of
+        requests-unixsocket and httpie-unixsocket; ``curl --unix-socket PATH`` takes it as
+        the path)."""
+        if self.config.unix_socket:
+            return f"http+unix://{quote(self.config.unix_socket, safe='')}"
         host = self.config.host or ""
         if host in ("", "0.0.0.0", "::"):
             host = "127.0.0.1"
@@ -153,13 +159,18 @@ class Runner:
             self._server = MetadataServer(
                 self.state, readiness=cfg.readiness, h2c_handler=cfg.h2c_handler
             )
-            self.port = await self._server.start(cfg.host, cfg.port)
+            if cfg.unix_socket:
+                await self._server.start_unix(cfg.unix_socket)
+                addr = f"unix:{cfg.unix_socket}"
+            else:
+                self.port = await self._server.start(cfg.host, cfg.port)
+                addr = f"{cfg.host or ''}:{self.port}"
             self._set_env()
             event(
                 log,
                 logging.INFO,
                 "metadata and guest server started",
-                addr=f"{cfg.host or ''}:{self.port}",
+                addr=addr,
                 readiness=cfg.readiness,
             )
             await self._hook("after_serve", cfg.after_serve)
@@ -227,8 +238,15 @@ class Runner:
             if factory is not None:
                 debug = bool(self.config.task and self.config.task.spec.debug)
                 fallback = self._server.respond_h2 if self._server is not None else None
+                cfg = self.config
                 context = GuestContext(
-                    debug, self.workspace, self.env, self.state.activity, fallback
+                    debug,
+                    self.workspace,
+                    {} if cfg.guest_env == "empty" else self.env,
+                    self.state.activity,
+                    fallback,
+                    file_roots=tuple(cfg.files_roots),
+                    confine_files=cfg.confine_files,
                 )
                 handler = factory(context)
         except ModuleNotFoundError as exc:

@@ -1,4 +1,4 @@
-"""The runner's HTTP surface on one port: health, readiness, metadata, status; h2c hand-off.
+"""HTTP on one port or Unix socket: health, readiness, metadata, status; the h2c hand-off.
 
 HTTP/1.1 on asyncio streams. A connection whose first bytes are the HTTP/2 prior-knowledge
 preface (``PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n``, what gRPC clients send over h2c) is
@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -112,7 +113,8 @@ class GuestContext:
     workspace: str
     """The first workspace: default cwd and root for file operations."""
     env: dict[str, str]
-    """Environment for started processes: the runner's, ``AX_METADATA_URL``, ``spec.env``."""
+    """Environment for started processes: the runner's, ``AX_METADATA_URL``, ``spec.env``
+    (empty with ``guest_env="empty"``: a process then gets exactly its request's ``env``)."""
     activity: Activity
     """Count calls with ``begin()``/``end()`` for the status endpoint, if wanted."""
     http_fallback: (
@@ -120,6 +122,10 @@ class GuestContext:
         | None
     ) = None
     """Serves plain (non-gRPC) HTTP/2 requests with the same routes as HTTP/1.1."""
+    file_roots: tuple[str, ...] = ()
+    """Folders the FileSystemService may use; empty: ``workspace`` only."""
+    confine_files: bool = True
+    """False: the FileSystemService may use any path."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +167,7 @@ class MetadataServer:
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._ticker: asyncio.Task[None] | None = None
+        self._unix_path: str | None = None
 
     async def start(self, host: str | None, port: int) -> int:
         """Listen on ``host`` (None or "" = every interface) and ``port``; the bound port.
@@ -180,6 +187,23 @@ class MetadataServer:
         self.port = int(self._server.sockets[0].getsockname()[1])
         self._ticker = asyncio.get_running_loop().create_task(self._tick())
         return self.port
+
+    async def start_unix(self, path: str) -> None:
+        """Listen on the Unix socket ``path`` instead of TCP (a stale socket file there is
+        replaced; the file is removed again by :meth:`close`).
+
+        Raises:
+            ServeError: the socket cannot be made there.
+        """
+        try:
+            self._server = await asyncio.start_unix_server(
+                self._accept, path, limit=_MAX_HEAD_BYTES
+            )
+        except (OSError, ValueError) as exc:  # ValueError: a path too long for sun_path
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ServeError(f"cannot listen on Unix socket {path}: {reason}") from exc
+        self._unix_path = path
+        self._ticker = asyncio.get_running_loop().create_task(self._tick())
 
     async def _listen(self, host: str | None, port: int) -> asyncio.Server:
         return await asyncio.start_server(
@@ -202,6 +226,11 @@ class MetadataServer:
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), timeout_s)
+        if self._unix_path is not None:
+            # Python 3.11's unix server leaves its socket file behind.
+            with contextlib.suppress(OSError):
+                os.unlink(self._unix_path)
+            self._unix_path = None
 
     async def _tick(self) -> None:
         while True:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ax_task_runner._guest.errors import FileError
@@ -25,11 +25,15 @@ def _os_error(exc: OSError, path: Path) -> FileError:
 
 
 class FileAccess:
-    """Resolves paths against the workspace and, when confined, keeps them inside it."""
+    """Resolves paths against the workspace and, when confined, keeps them inside ``roots``
+    (default: the workspace alone)."""
 
-    def __init__(self, workspace: Path, *, confine: bool = True) -> None:
+    def __init__(
+        self, workspace: Path, *, confine: bool = True, roots: Sequence[Path] | None = None
+    ) -> None:
         self.workspace = workspace
         self.confine = confine
+        self.roots = list(roots) if roots else [workspace]
 
     def resolve(self, path: str) -> Path:
         if not path:
@@ -41,10 +45,15 @@ class FileAccess:
             candidate = self.workspace / candidate
         candidate = Path(os.path.normpath(candidate))
         if self.confine:
-            root = os.path.realpath(self.workspace)
             real = os.path.realpath(candidate)
-            if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
-                raise FileError("permission", f"{path}: outside the guest workspace {root}")
+            roots = [os.path.realpath(r) for r in self.roots]
+            if not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+                where = (
+                    f"the guest workspace {roots[0]}"
+                    if self.roots == [self.workspace]
+                    else "the folders allowed (" + ", ".join(roots) + ")"
+                )
+                raise FileError("permission", f"{path}: outside {where}")
         return candidate
 
     def read_chunks(self, path: str, mode: int) -> Iterator[bytes]:

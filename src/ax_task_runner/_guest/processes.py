@@ -13,7 +13,7 @@ import signal
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -67,7 +67,14 @@ class OutputSpool:
     def read_from(self, seq: int, offsets: list[int]) -> tuple[list[tuple[int, bytes]], int]:
         """Chunks at or after seq, trimmed to offsets (updated in place); and the next seq."""
         out: list[tuple[int, bytes]] = []
-        for cseq, source, start, data in self.chunks:
+        chunks: Iterable[tuple[int, int, int, bytes]] = self.chunks
+        if self.chunks and seq > self.chunks[0][0]:
+            # A follower wants the few newest chunks: walk back to them, not through all
+            # that is kept (up to 32 MiB of small chunks, on every append).
+            chunks = reversed(
+                list(itertools.takewhile(lambda c: c[0] >= seq, reversed(self.chunks)))
+            )
+        for cseq, source, start, data in chunks:
             if cseq < seq:
                 continue
             end = start + len(data)

@@ -15,7 +15,8 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from google.protobuf import descriptor_pool
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from . import guest_pb2 as pb
+from axis_eval.execute.guest import guest_pb2 as pb
+
 from .errors import GuestError
 from .files import FileAccess, FileWriter
 from .grpc_wire import CallContext, GrpcError, Method, StatusCode

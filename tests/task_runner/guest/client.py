@@ -13,7 +13,7 @@ from typing import Any
 
 import grpc
 
-from ax_task_runner._guest import guest_pb2 as pb
+from axis_eval.execute.guest import guest_pb2 as pb
 
 PROCESS = "/ateenv.v1alpha.ProcessService/"
 FILES = "/ateenv.v1alpha.FileSystemService/"

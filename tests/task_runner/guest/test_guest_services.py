@@ -11,8 +11,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from ax_task_runner._guest import guest_pb2 as pb
 from ax_task_runner.guest_grpc import DISABLED_MESSAGE, GRPC_METHODS
+from axis_eval.execute.guest import guest_pb2 as pb
 
 from .client import GuestClient, http_get
 from .helpers import SPEC_VAR, Runner, run_runner

@@ -18,7 +18,6 @@ import h2.events
 import pytest
 
 from ax_task_runner import supervisor
-from ax_task_runner._guest import guest_pb2 as pb
 from ax_task_runner._guest.grpc_wire import (
     MAX_MESSAGE_BYTES,
     GrpcError,
@@ -30,6 +29,7 @@ from ax_task_runner._guest.grpc_wire import (
 from ax_task_runner._guest.processes import OutputSpool
 from ax_task_runner._guest.services import method_names
 from ax_task_runner.guest_grpc import GRPC_METHODS, GuestServices
+from axis_eval.execute.guest import guest_pb2 as pb
 from axis_eval.execute.process import children
 
 from .client import GuestClient

@@ -12,7 +12,7 @@ import grpc
 import pytest
 import yaml
 
-from ax_task_runner._guest import guest_pb2 as pb
+from axis_eval.execute.guest import guest_pb2 as pb
 from task_runner.guest.client import GuestClient, free_port
 
 from .helpers import DockerEnv

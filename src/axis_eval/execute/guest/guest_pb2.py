@@ -31,7 +31,7 @@ DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, "ax_task_runner._guest.guest_pb2", _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, "axis_eval.execute.guest.guest_pb2", _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
     DESCRIPTOR._loaded_options = None
     _globals["_STARTPROCESSREQUEST_ENVENTRY"]._loaded_options = None
