@@ -39,6 +39,7 @@ FORMATS = {
     "axis_eval.config.models",
     "axis_eval.config.scenario",
     "axis_eval.config.actions",
+    "axis_eval.config.sandbox",
     "axis_eval.planning.models",
     "axis_eval.execute.models",
     "axis_eval.transcript.models",

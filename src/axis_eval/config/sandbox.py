@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from axis_eval._util.defaults import empty_list
 from axis_eval.config._base import Bounds, InputModel, NonEmptyStr
 
 __all__ = [
@@ -75,9 +76,9 @@ class SandboxPolicy(InputModel):
     network: NetworkMode = "host"
     image: str | None = None
     """The container image (``docker``); default: the project's agent image."""
-    readable: list[str] = Field(default_factory=list)
+    readable: list[str] = Field(default_factory=empty_list)
     """Absolute host folders the job may also read (resolved from the config)."""
-    writable: list[str] = Field(default_factory=list)
+    writable: list[str] = Field(default_factory=empty_list)
     """Absolute host folders the job may also write."""
     memory_mb: MemoryMb | None = None
     """Memory limit of the job's container, in MiB (``docker``)."""

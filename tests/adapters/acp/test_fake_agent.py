@@ -41,6 +41,8 @@ async def test_a_session_becomes_a_normalized_transcript(tmp_path: Path) -> None
             "gemini": {"prompt": "write the file [[gemini]] [[thought]] [[noise]]"},
         },
         env=["FAKE_ACP_DIR"],
+        # The fake agent reports what it received in a folder outside its workspace.
+        settings={"sandbox": {"writable": [str(out)]}},
         mcp_servers={
             "files": {"type": "stdio", "command": "mcp-files", "args": ["-v"], "env": {"K": "v"}},
             "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-A": "b"}},
@@ -206,6 +208,9 @@ async def test_time_and_token_limits_stop_the_whole_group(
             "tokens": {"prompt": "go [[tokens]]", "limits": {"tokens": 10_000}},
         },
         env=["FAKE_ACP_DIR"],
+        # Host pids, checked on the host: the process control that contains a `none` job
+        # (a bwrap job's namespace: tests/execute/sandbox/test_hostile_sandbox.py).
+        settings={"sandbox": "none"},
     )
     outcome = await run_api(root, base_environ(FAKE_ACP_DIR=str(out)))
     runs = runs_by_key(read_json(outcome.report_dir / "report.json"))
@@ -231,7 +236,10 @@ def test_ctrl_c_cancels_the_session_and_stops_the_group(
     out = tmp_path / "out"
     out.mkdir()
     root = write_project(
-        tmp_path / "proj", {"hang": {"prompt": "go [[hang]]"}}, env=["FAKE_ACP_DIR"]
+        tmp_path / "proj",
+        {"hang": {"prompt": "go [[hang]]"}},
+        env=["FAKE_ACP_DIR"],
+        settings={"sandbox": "none"},  # host pids, as above
     )
     axis = start_cli(root, "--grace-seconds", "1", env=cli_env(FAKE_ACP_DIR=str(out)))
     try:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -33,7 +34,14 @@ from pathlib import Path
 
 from axis_eval.adapters.install import agents_dir
 from axis_eval.config.sandbox import SandboxKind, SandboxPolicy
-from axis_eval.execute.process import AgentProcess, ManagedProcess, ProcessSpec, Spawner, spawn
+from axis_eval.execute.process import (
+    AgentProcess,
+    ManagedProcess,
+    ProcessSpec,
+    Spawner,
+    SpawnFailed,
+    spawn,
+)
 from axis_eval.execute.process.kill import KILL_LIMIT_S, signal_group
 from axis_eval.execute.sandbox.host import copy_file
 from axis_eval.execute.sandbox.probe import bwrap_path
@@ -229,6 +237,29 @@ class BwrapProcess:
         self._outer.signal(signal.SIGKILL)
 
 
+def _check_program(process: ProcessSpec) -> None:
+    """Refuse what bwrap could not start, as a host spawn would (bwrap itself would start
+    and exit 1, and the run would read as the agent's failure).
+
+    Raises:
+        SpawnFailed: the program is missing (127) or not executable, or the working
+            directory is not a folder.
+    """
+    if not process.argv:
+        raise SpawnFailed("no command to run")
+    program = process.argv[0]
+    if not os.path.isdir(process.cwd):
+        raise SpawnFailed(f"cannot use working directory {process.cwd}: No such file or directory")
+    if "/" in program:
+        found = program if os.path.exists(program) else None
+    else:
+        found = shutil.which(program, path=process.env.get("PATH", os.defpath))
+    if found is None:
+        raise SpawnFailed(f"command not found: {program}", 127)
+    if not os.access(found, os.X_OK) or os.path.isdir(found):
+        raise SpawnFailed(f"permission denied: {program}")
+
+
 class BwrapSandbox:
     """One job confined by bubblewrap: every command of it starts through :attr:`spawn`."""
 
@@ -283,6 +314,7 @@ class BwrapSandbox:
     async def _spawn(self, process: ProcessSpec) -> ManagedProcess:
         if self._closed:
             raise RuntimeError("the job's sandbox is closed")
+        _check_program(process)
         argv = [
             self._binary,
             *self._options(process.env, process.argv[0] if process.argv else ""),
