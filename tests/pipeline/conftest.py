@@ -34,7 +34,10 @@ def procs() -> Iterator[Procs]:
 
 @pytest.fixture(autouse=True)
 def no_leftover_processes(tmp_path: Path) -> Iterator[None]:
-    """After each test, no process of its jobs may be left running (checked for 5 s)."""
+    """After each test, no process of its jobs may be left running (checked for 5 s).
+
+    Jobs are found by their environment on the host: under bwrap too (bwrap and everything
+    in its namespaces carry the job's environment and have host pids too)."""
     yield
     deadline = time.monotonic() + 5.0
     while (left := job_processes(tmp_path)) and time.monotonic() < deadline:

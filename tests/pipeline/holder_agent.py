@@ -1,9 +1,10 @@
 """A test agent for test_crash_safety.py: holds a process tree until it is released.
 
 Without ``$E2E_DIR/release`` it starts a child in its own group and session (found only by
-the job's marker) and one in its group, writes the three pids to ``$E2E_DIR/holder.json``
-and sleeps forever: a run that crashes meanwhile must kill all three. With the file (the
-resume), it answers at once.
+the job's marker, or under bwrap by its PID namespace) and one in its group, writes the
+three pids (of its PID namespace under bwrap) to ``$E2E_DIR/holder.json`` and sleeps
+forever: a run that crashes meanwhile must kill all three. With the file (the resume), it
+answers at once.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 
 from helpers.processes import read_json
 
-from .helpers import base_environ, ndjson_adapter, run_api, scenario, write_project
+from .helpers import base_environ, ndjson_adapter, observed, run_api, scenario, write_project
 
 pytestmark = pytest.mark.slow  # runs `axis run` end to end as a subprocess
 
@@ -36,6 +36,7 @@ async def test_six_jobs_at_concurrency_two_overlap_exactly_two(
         adapters={"overlap": ndjson_adapter("overlap:0.7")},
         scenarios={f"job-{i}": scenario() for i in range(6)},
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
     )
     outcome = await run_api(root, base_environ(E2E_DIR=str(e2e_dir)), concurrency=2)
     manifest = read_json(outcome.report_dir / "report.json")

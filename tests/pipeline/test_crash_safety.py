@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,10 @@ from helpers.processes import read_json, wait_dead, wait_for
 from .helpers import (
     CliRun,
     cli_env,
+    host_pids,
     job_processes,
     ndjson_adapter,
+    observed,
     only_report,
     scenario,
     write_project,
@@ -47,7 +50,7 @@ def e2e_env(e2e_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def holder_project(root: Path) -> Path:
+def holder_project(root: Path, e2e_dir: Path) -> Path:
     """Two quick pairs and one holder pair, all three running at once."""
     holder = {
         "command": [sys.executable, str(HOLDER)],
@@ -64,7 +67,7 @@ def holder_project(root: Path) -> Path:
             "h": scenario(agents=["holder"]),
         },
         env=["E2E_DIR"],
-        settings={"concurrency": 3},
+        settings=observed(e2e_dir, concurrency=3),
     )
 
 
@@ -77,19 +80,35 @@ def quick_project(root: Path, **config: Any) -> Path:
     )
 
 
+@dataclass
+class Holder:
+    """The holder agent's process tree in a run of :func:`holder_project`."""
+
+    root: Path
+    e2e_dir: Path
+    pids: list[int] = field(default_factory=list)
+    """Its three processes' host pids (the agent reports those of its PID namespace under
+    bwrap), known once :meth:`wait_up` returned."""
+
+    def wait_up(self) -> None:
+        """Wait until the tree is up and note its host pids (the processes run meanwhile)."""
+        found = self.e2e_dir / "holder.json"
+        wait_for(found.exists, timeout=30, what="the holder agent's process tree")
+        self.pids = host_pids(self.root, "h", read_json(found).values())
+
+
 class Fault:
     """Raises ``exc`` on the ``nth`` call of what it wraps (``after``: once that call has
     returned), after waiting until the holder agent's tree is up (when it is in the run)."""
 
-    def __init__(self, e2e_dir: Path | None, nth: int, exc: BaseException, after: bool = False):
-        self.holder = None if e2e_dir is None else e2e_dir / "holder.json"
+    def __init__(self, holder: Holder | None, nth: int, exc: BaseException, after: bool = False):
+        self.holder = holder
         self.nth, self.exc, self.after = nth, exc, after
         self.calls = 0
 
     def _strike(self) -> None:
         if self.holder is not None:
-            holder = self.holder
-            wait_for(holder.exists, timeout=30, what="the holder agent's process tree")
+            self.holder.wait_up()
         raise self.exc
 
     def wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -145,9 +164,9 @@ def check_crashed(root: Path, done: Any, error_type: str) -> dict[str, Any]:
     return manifest
 
 
-def check_no_agent_left(root: Path, e2e_dir: Path) -> None:
-    pids = list(read_json(e2e_dir / "holder.json").values())
-    wait_dead(pids, timeout=1.0)  # already dead (a second for the reaper to collect them)
+def check_no_agent_left(root: Path, holder: Holder) -> None:
+    assert len(holder.pids) == 3, holder.pids  # seen alive when the fault struck
+    wait_dead(holder.pids, timeout=1.0)  # already dead (a second for the reaper to collect them)
     assert job_processes(root.parent) == []
 
 
@@ -203,13 +222,14 @@ FAULTS: dict[str, tuple[Callable[[pytest.MonkeyPatch, Fault], None], BaseExcepti
 def test_a_fault_while_results_are_saved_closes_the_report_crashed(
     axis: Axis, tmp_path: Path, e2e_dir: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    root = holder_project(tmp_path / "proj")
+    root = holder_project(tmp_path / "proj", e2e_dir)
+    holder = Holder(root, e2e_dir)
     patch, exc = FAULTS[where]
     with monkeypatch.context() as patched:
-        patch(patched, Fault(e2e_dir, 2, exc))
+        patch(patched, Fault(holder, 2, exc))
         done = axis("run", "-c", str(root), "--no-score")
     manifest = check_crashed(root, done, type(exc).__name__)
-    check_no_agent_left(root, e2e_dir)
+    check_no_agent_left(root, holder)
     runs = runs_of(manifest)
     assert runs["h"]["status"] == "cancelled"  # running when the fault struck: to run again
     finished = [k for k, r in runs.items() if r["status"] == "completed"]
@@ -224,11 +244,11 @@ import axis_eval.execute.executor as executor
 from axis_eval.cli.main import main
 
 original = executor.run_job
-holder = Path(sys.argv.pop(1))
+go = Path(sys.argv.pop(1))
 
 async def run_job(spec, ctx):
     if spec.scenario.key == "b":
-        while not holder.exists():
+        while not go.exists():
             await asyncio.sleep(0.02)
         raise SystemExit(0)
     return await original(spec, ctx)
@@ -245,18 +265,27 @@ def test_a_system_exit_inside_a_job_leaves_the_loop_and_still_closes_the_report(
     """SystemExit (a plugin calling sys.exit) is no Exception: it leaves the event loop at
     once, past every handler inside it; the sync entry point closes the report and kills
     the run's processes before the process ends."""
-    root = holder_project(tmp_path / "proj")
-    argv = [sys.executable, "-c", SYSTEM_EXIT, str(e2e_dir / "holder.json")]
-    ran = subprocess.run(
+    root = holder_project(tmp_path / "proj", e2e_dir)
+    holder = Holder(root, e2e_dir)
+    go = e2e_dir / "strike"  # job b raises once the holder's tree is up and noted
+    argv = [sys.executable, "-c", SYSTEM_EXIT, str(go)]
+    with subprocess.Popen(
         [*argv, "run", "-c", str(root), "--no-score"],
         env=cli_env(E2E_DIR=str(e2e_dir)),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=60,
         stdin=subprocess.DEVNULL,
-    )
-    check_crashed(root, CliRun(ran.returncode, ran.stdout, ran.stderr), "SystemExit")
-    check_no_agent_left(root, e2e_dir)
+    ) as ran:
+        try:
+            holder.wait_up()
+            go.touch()
+            out, err = ran.communicate(timeout=60)
+        finally:
+            if ran.poll() is None:
+                ran.kill()
+    check_crashed(root, CliRun(ran.returncode, out, err), "SystemExit")
+    check_no_agent_left(root, holder)
     resume_and_check(axis, root, e2e_dir)
 
 
@@ -291,9 +320,9 @@ def test_a_bug_inside_one_job_fails_that_job_only(
 def test_a_fault_while_a_resume_scores_kept_runs_closes_the_report_crashed(
     axis: Axis, tmp_path: Path, e2e_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = holder_project(tmp_path / "proj")
+    root = holder_project(tmp_path / "proj", e2e_dir)
     with monkeypatch.context() as patched:
-        _save_run(patched, Fault(e2e_dir, 2, RecursionError("deep")))
+        _save_run(patched, Fault(Holder(root, e2e_dir), 2, RecursionError("deep")))
         first = axis("run", "-c", str(root), "--no-score")
     check_crashed(root, first, "RecursionError")
     folder = only_report(root)

@@ -10,8 +10,11 @@ import pytest
 from helpers.processes import read_json
 
 from .helpers import (
+    HOST_ONLY,
+    auto_kind,
     base_environ,
     ndjson_adapter,
+    observed,
     pids_file,
     run_api,
     runs_by_scenario,
@@ -24,13 +27,17 @@ pytestmark = pytest.mark.slow  # runs `axis run` end to end as a subprocess
 CANARY = "canary-value-that-must-not-leak-5f1e"
 
 
-async def test_environment_and_folders_of_a_job(tmp_path: Path, e2e_dir: Path) -> None:
+# The environment is built by the harness: the same allow-list under every sandbox (and
+# under `none` it is all that keeps the parent's secrets from the agent).
+@pytest.mark.parametrize("mode", ["auto", "none"])
+async def test_environment_and_folders_of_a_job(tmp_path: Path, e2e_dir: Path, mode: str) -> None:
     root = write_project(
         tmp_path / "proj",
         adapters={"envdump": ndjson_adapter("env")},
         scenarios={"look": scenario()},
         env=["E2E_DIR", "E2E_ALLOWED", "E2E_API_KEY"],
         artifacts=["env.json"],
+        settings=observed(e2e_dir) if mode == "auto" else HOST_ONLY,
     )
     environ = base_environ(
         E2E_DIR=str(e2e_dir),
@@ -47,6 +54,7 @@ async def test_environment_and_folders_of_a_job(tmp_path: Path, e2e_dir: Path) -
     manifest = read_json(outcome.report_dir / "report.json")
     run = runs_by_scenario(manifest)["look"]
     assert run["status"] == "completed", run
+    assert run["sandbox"] == (auto_kind() if mode == "auto" else "none")
 
     dump = read_json(pids_file(e2e_dir, "look").with_name("env-look.json"))
     env: dict[str, str] = dump["env"]
@@ -80,6 +88,9 @@ async def test_environment_and_folders_of_a_job(tmp_path: Path, e2e_dir: Path) -
     assert (env["AXIS_RUN_INDEX"], env["AXIS_RUN_COUNT"]) == ("1", "1")
     assert "AXIS_OUTPUT" not in env
 
+    if run["sandbox"] == "bwrap":
+        # bwrap's --chdir sets PWD: the workspace, nothing of the parent's.
+        assert env.pop("PWD") == str(cwd)
     allowed = {
         *("PATH", "USER", "SHELL", "LANG", "TERM", "HOME", "TMPDIR"),
         *("E2E_DIR", "E2E_ALLOWED", "E2E_API_KEY"),

@@ -12,6 +12,7 @@ from .helpers import (
     base_environ,
     cli_env,
     ndjson_adapter,
+    observed,
     report_dirs,
     run_api,
     run_cli,
@@ -51,6 +52,7 @@ async def test_a_setup_failure_fails_only_that_job_and_teardown_still_runs(
             ),
         },
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
     )
     outcome = await run_api(root, base_environ(E2E_DIR=str(e2e_dir)))
     manifest = read_json(outcome.report_dir / "report.json")

@@ -11,6 +11,7 @@ from helpers.processes import read_json
 from .helpers import (
     base_environ,
     ndjson_adapter,
+    observed,
     run_api,
     runs_by_scenario,
     scenario,
@@ -96,7 +97,7 @@ async def test_run_time_budget_also_stops_a_job_in_setup(tmp_path: Path, e2e_dir
             )
         },
         env=["E2E_DIR"],
-        settings={"limits": {"run": {"time_minutes": 0.02}}},
+        settings=observed(e2e_dir, limits={"run": {"time_minutes": 0.02}}),
     )
     outcome = await run_api(root, base_environ(E2E_DIR=str(e2e_dir)))
     manifest = read_json(outcome.report_dir / "report.json")

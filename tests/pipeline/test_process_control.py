@@ -1,4 +1,10 @@
-"""Time limits kill a job's whole process tree; killing `axis run` kills its agents."""
+"""Time limits kill a job's whole process tree; killing `axis run` kills its agents.
+
+Host process control is what contains a ``none`` job (the job marker, the orphan machinery,
+the sentinel, killing a host process tree): these tests run under ``sandbox: none``. The
+bwrap namespace's equivalent is tests/execute/sandbox/test_hostile_sandbox.py; a SIGKILL of
+the harness is not in it, so that test runs under ``auto`` too (bwrap's --die-with-parent).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,13 @@ import pytest
 from helpers.processes import alive, read_json, wait_dead, wait_for
 
 from .helpers import (
+    HOST_ONLY,
     Procs,
     base_environ,
     cli_env,
+    host_pids,
     ndjson_adapter,
+    observed,
     pids_file,
     report_dirs,
     run_api,
@@ -38,6 +47,7 @@ async def test_a_timed_out_job_loses_its_whole_tree_while_another_job_runs_on(
             "steady": scenario(agents=["slow"]),
         },
         env=["E2E_DIR"],
+        settings=HOST_ONLY,
     )
     outcome = await run_api(root, base_environ(E2E_DIR=str(e2e_dir)), grace_s=0.5)
     pids = read_json(pids_file(e2e_dir, "stuck"))
@@ -64,19 +74,29 @@ async def test_a_timed_out_job_loses_its_whole_tree_while_another_job_runs_on(
     assert steady["durationMs"] > stuck["durationMs"]
 
 
+@pytest.mark.parametrize("mode", ["none", "auto"])
 def test_sigkill_of_axis_run_leaves_no_agent_behind(
-    tmp_path: Path, e2e_dir: Path, procs: Procs
+    tmp_path: Path, e2e_dir: Path, procs: Procs, mode: str
 ) -> None:
+    """Under ``none`` the sentinel ends the agents; under bwrap their namespaces die with
+    the harness."""
     root = write_project(
         tmp_path / "proj",
         adapters={"sleeper": ndjson_adapter("sleep")},
         scenarios={"a": scenario(), "b": scenario()},
         env=["E2E_DIR"],
+        settings=HOST_ONLY if mode == "none" else observed(e2e_dir),
     )
     axis = procs.add(start_cli(root, env=cli_env(E2E_DIR=str(e2e_dir))))
-    files = [pids_file(e2e_dir, key) for key in ("a", "b")]
+    keys = ("a", "b")
+    files = [pids_file(e2e_dir, key) for key in keys]
     wait_for(lambda: all(f.exists() for f in files), timeout=20, what="both agents to start")
-    pids = [pid for f in files for pid in read_json(f).values()]
+    # The agents' own pids (of their PID namespaces under bwrap) as the host sees them.
+    pids = [
+        p
+        for k, f in zip(keys, files, strict=True)
+        for p in host_pids(root, k, read_json(f).values())
+    ]
     procs.pids.extend(pids)
     assert all(alive(p) for p in pids)
 

@@ -19,6 +19,7 @@ from .helpers import (
     Procs,
     cli_env,
     launches,
+    observed,
     only_report,
     report_dirs,
     run_cli,
@@ -55,6 +56,7 @@ def test_failed_reruns_exactly_the_failed_pairs(tmp_path: Path, e2e_dir: Path) -
         adapters={"logger": logging_adapter("quick")},
         scenarios={"good": scenario(), "bad": scenario(runs=3)},
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
     )
     env = cli_env(E2E_DIR=str(e2e_dir))
     first = run_cli(root, "--no-score", env=env)
@@ -89,6 +91,7 @@ def test_failed_with_nothing_to_retry_exits_0(tmp_path: Path, e2e_dir: Path) -> 
         adapters={"logger": logging_adapter("quick")},
         scenarios={"good": scenario()},
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
     )
     env = cli_env(E2E_DIR=str(e2e_dir))
     assert run_cli(root, "--no-score", env=env).exit_code == 0
@@ -106,6 +109,7 @@ def test_failed_with_a_selection_is_a_usage_error(tmp_path: Path, e2e_dir: Path)
         adapters={"logger": logging_adapter("quick")},
         scenarios={"good": scenario()},
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
     )
     env = cli_env(E2E_DIR=str(e2e_dir))
     assert run_cli(root, "--failed", "-s", "good", env=env).exit_code == 2
@@ -122,6 +126,7 @@ def test_resume_after_sigkill_keeps_finished_jobs(
         adapters={"logger": logging_adapter("slow:0.6")},
         scenarios={k: scenario() for k in keys},
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
     )
     env = cli_env(E2E_DIR=str(e2e_dir))
     axis = procs.add(start_cli(root, "--no-score", "--concurrency", "1", env=env))
@@ -175,13 +180,14 @@ def test_resume_refuses_a_changed_config_unless_forced(tmp_path: Path, e2e_dir: 
         adapters={"logger": logging_adapter("quick")},
         scenarios={"good": scenario(), "bad": scenario()},
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
     )
     env = cli_env(E2E_DIR=str(e2e_dir))
     assert run_cli(root, "--no-score", env=env).exit_code == 1
     folder = only_report(root)
     config = root / "axis.config.json"
     body = json.loads(config.read_text())
-    body["settings"] = {"concurrency": 3}
+    body["settings"]["concurrency"] = 3
     config.write_text(json.dumps(body))
 
     refused = run_cli(root, "--no-score", "--resume", folder.name, env=env)

@@ -28,6 +28,7 @@ from .helpers import (
     Procs,
     cli_env,
     launches,
+    observed,
     only_report,
     report_dirs,
     run_cli,
@@ -66,7 +67,7 @@ def write_tape(root: Path, *conversations: dict[str, Any]) -> None:
     (root / "tape.yaml").write_text(json.dumps({"version": 1, "conversations": conversations}))
 
 
-def project(root: Path, scenarios: dict[str, dict[str, Any]]) -> Path:
+def project(root: Path, scenarios: dict[str, dict[str, Any]], e2e_dir: Path) -> Path:
     write_project(
         root,
         adapters={
@@ -78,6 +79,7 @@ def project(root: Path, scenarios: dict[str, dict[str, Any]]) -> Path:
         },
         scenarios=scenarios,
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
         judging={"model": "anthropic:judge-test", "max_attempts": 1},
         model_server={"tape": "./tape.yaml"},
     )
@@ -88,7 +90,7 @@ def test_resume_scores_runs_an_interrupted_no_score_run_left_unscored(
     tmp_path: Path, e2e_dir: Path, procs: Procs
 ) -> None:
     goals = {1: 8, 2: 5, 3: 9}
-    root = project(tmp_path / "proj", {"rep": scenario(runs=3)})
+    root = project(tmp_path / "proj", {"rep": scenario(runs=3)}, e2e_dir)
     write_tape(root, *(goal(f"answer-rep-{i}", grade(g)) for i, g in goals.items()))
     env = cli_env(E2E_DIR=str(e2e_dir))
 
@@ -164,7 +166,7 @@ def test_resume_scores_runs_an_interrupted_no_score_run_left_unscored(
 def test_failed_reruns_only_the_pair_whose_score_was_withheld(
     tmp_path: Path, e2e_dir: Path
 ) -> None:
-    root = project(tmp_path / "proj", {"good": scenario(), "bad": scenario()})
+    root = project(tmp_path / "proj", {"good": scenario(), "bad": scenario()}, e2e_dir)
     # The judge answers the "bad" run with something that is not a verdict: withheld.
     write_tape(
         root,
@@ -195,7 +197,9 @@ def test_failed_reruns_only_the_pair_whose_score_was_withheld(
 
 def test_resume_withholds_a_kept_run_it_cannot_score(tmp_path: Path, e2e_dir: Path) -> None:
     checked = scenario(judge=[{"check": "out.txt exists", "run": "test -f out.txt"}])
-    root = project(tmp_path / "proj", {"good": scenario(), "bad": scenario(), "ran": checked})
+    root = project(
+        tmp_path / "proj", {"good": scenario(), "bad": scenario(), "ran": checked}, e2e_dir
+    )
     write_tape(root, goal("answer-good-1", grade(9)), goal("answer-bad-1", "No verdict today."))
     env = cli_env(E2E_DIR=str(e2e_dir))
     assert run_cli(root, "--no-score", env=env).exit_code == 0

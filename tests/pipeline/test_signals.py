@@ -15,7 +15,9 @@ from helpers.processes import alive, read_json, wait_dead, wait_for
 from .helpers import (
     Procs,
     cli_env,
+    host_pids,
     ndjson_adapter,
+    observed,
     pids_file,
     report_dirs,
     scenario,
@@ -44,6 +46,7 @@ def start_sleepers(
         adapters={"sleeper": ndjson_adapter(mode)},
         scenarios={"a": scenario(), "b": scenario(), "c": scenario()},
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
         afterAll=[{"action": "run_script", "command": "echo $AXIS_TOTAL > after-all.txt"}],
     )
     axis = procs.add(
@@ -63,10 +66,16 @@ def start_sleepers(
         timeout=20,
         what="two agents to start",
     )
-    pids = [pid for f in started for pid in read_json(f).values()]
+    # The agents' own pids (of their PID namespace under bwrap) as the host sees them.
+    pids = [pid for f in started for pid in host_pids(root, key_of(f), read_json(f).values())]
     procs.pids.extend(pids)
     assert all(alive(p) for p in pids)
     return axis, started, pids
+
+
+def key_of(pids: Path) -> str:
+    """The scenario key of a ``pids-<key>.json`` file (the keys here have no ``/`` or ``@``)."""
+    return pids.name.removeprefix("pids-").removesuffix(".json")
 
 
 @pytest.mark.parametrize(
@@ -90,7 +99,7 @@ def test_first_signal_cancels_running_jobs_and_writes_the_report(
     runs = {p["scenarioKey"]: p["runs"][0] for p in manifest["results"]}
     assert {r["status"] for r in runs.values()} == {"cancelled"}
     assert {r["errorKind"] for r in runs.values()} == {"cancelled"}
-    started_keys = {f.name.removeprefix("pids-").removesuffix(".json") for f in started}
+    started_keys = {key_of(f) for f in started}
     for key in started_keys:
         run = runs[key]
         assert run["error"] == f"Run cancelled by {sig.name}"
@@ -187,11 +196,12 @@ def test_sigint_during_a_long_setup_cancels_it_and_still_tears_down(
             )
         },
         env=["E2E_DIR"],
+        settings=observed(e2e_dir),
     )
     axis = procs.add(start_cli(root, "--grace-seconds", "1", env=cli_env(E2E_DIR=str(e2e_dir))))
     pid_file = e2e_dir / "setup.pid"
     wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), timeout=20)
-    shell = int(pid_file.read_text())
+    [shell] = host_pids(root, "slow-setup", [int(pid_file.read_text())])
     procs.pids.append(shell)
     axis.send_signal(signal.SIGINT)
     # Not the 60 s the setup command would take.
