@@ -61,6 +61,16 @@ TASK_RUNNER_TAG ?= axis-eval/ax-task-runner:dev
 build-task-runner: $(STAMP) system-deps
 	$(BIN)/python docker/build.py --tag $(TASK_RUNNER_TAG)
 
+# The docker sandbox's default image (docs/runner-image.md, "The agent image"): the runner
+# image on a base with Debian's nodejs, plus the pinned agent CLIs `make agents` installs
+# (those whose package.json engines accept that node). No registry pull; cached in
+# .cache/ax-task-runner. AGENT_IMAGE_AGENTS=claude-code,codex picks a few.
+.PHONY: build-agent-image
+AGENT_IMAGE_TAG ?= axis-eval/ax-agents:dev
+AGENT_IMAGE_AGENTS ?=
+build-agent-image: $(STAMP) system-deps agents
+	$(BIN)/python docker/build_agents.py --tag $(AGENT_IMAGE_TAG) --agents "$(AGENT_IMAGE_AGENTS)"
+
 # docker.io and debootstrap for the image tests, Debian's chromium for the HTML report
 # tests (driven by Playwright's Python package; Playwright's own browser downloads are never
 # used), and bubblewrap (bwrap), the default sandbox of every job: installed when missing

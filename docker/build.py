@@ -123,16 +123,26 @@ def _digest(*parts: object) -> str:
 # --------------------------------------------------------------------------- base rootfs
 
 
-def base_key() -> str:
-    return _digest("base-v1", SUITE, MIRROR, BASE_PACKAGES, platform.machine())
+def base_key(packages: Sequence[str] = BASE_PACKAGES) -> str:
+    return _digest("base-v1", SUITE, MIRROR, tuple(packages), platform.machine())
 
 
-def base_tarball() -> Path:
-    """The cached debootstrap rootfs as a tar; built on first use (about a minute)."""
-    tar = CACHE / f"base-{SUITE}-{base_key()}.tar"
+def _flavor_prefix(packages: Sequence[str]) -> str:
+    """``base`` for the runner's package list; another list is a flavor of its own, cached
+    under its own name (so pruning stale tarballs of one never deletes the other's)."""
+    return "base" if tuple(packages) == BASE_PACKAGES else "nodebase"
+
+
+def base_tarball(packages: Sequence[str] = BASE_PACKAGES) -> Path:
+    """The cached debootstrap rootfs as a tar; built on first use (about a minute).
+
+    ``packages``: the ``--include`` list (the runner's by default; the agent image adds
+    Debian's nodejs, docker/build_agents.py)."""
+    prefix = _flavor_prefix(packages)
+    tar = CACHE / f"{prefix}-{SUITE}-{base_key(packages)}.tar"
     if tar.exists():
         return tar
-    with _locked("base"):
+    with _locked(prefix):
         if tar.exists():
             return tar
         if os.geteuid() != 0:
@@ -143,13 +153,13 @@ def base_tarball() -> Path:
         work = Path(tempfile.mkdtemp(prefix="rootfs-", dir=CACHE))
         rootfs = work / "rootfs"
         started = time.monotonic()
-        log(f"debootstrap {SUITE} minbase + {','.join(BASE_PACKAGES)} (first build only)…")
+        log(f"debootstrap {SUITE} minbase + {','.join(packages)} (first build only)…")
         try:
             _run(
                 [
                     debootstrap,
                     "--variant=minbase",
-                    f"--include={','.join(BASE_PACKAGES)}",
+                    f"--include={','.join(packages)}",
                     SUITE,
                     rootfs,
                     MIRROR,
@@ -170,7 +180,7 @@ def base_tarball() -> Path:
         finally:
             shutil.rmtree(work, ignore_errors=True)
         log(f"base rootfs cached at {tar} ({time.monotonic() - started:.0f} s)")
-        for stale in CACHE.glob(f"base-{SUITE}-*.tar"):
+        for stale in CACHE.glob(f"{prefix}-{SUITE}-*.tar"):
             if stale != tar:
                 stale.unlink(missing_ok=True)
         return tar
@@ -204,18 +214,19 @@ def deps_key() -> str:
     return _digest("deps-v1", project_dependencies(), IMAGE_PYTHON, platform.machine())
 
 
-def runtime_tarball() -> Path:
+def runtime_tarball(packages: Sequence[str] = BASE_PACKAGES) -> Path:
     """The base rootfs plus the runner's dependencies under /opt/ax-task-runner/site.
 
     Cached by base and dependency list: a rebuild after a code change imports this one tar
     and COPYs only the project (tens of files), instead of the ~12,000 dependency files.
     """
-    key = _digest(base_key(), deps_key())
-    tar = CACHE / f"runtime-{SUITE}-{key}.tar"
+    key = _digest(base_key(packages), deps_key())
+    prefix = "runtime" if _flavor_prefix(packages) == "base" else "noderuntime"
+    tar = CACHE / f"{prefix}-{SUITE}-{key}.tar"
     if tar.exists():
         return tar
-    base = base_tarball()
-    with _locked("deps"):
+    base = base_tarball(packages)
+    with _locked(f"{prefix}-deps"):
         if tar.exists():
             return tar
         deps = project_dependencies()
@@ -237,7 +248,7 @@ def runtime_tarball() -> Path:
             partial.rename(tar)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        for stale in CACHE.glob(f"runtime-{SUITE}-*.tar"):
+        for stale in CACHE.glob(f"{prefix}-{SUITE}-*.tar"):
             if stale != tar:
                 stale.unlink(missing_ok=True)
         log(f"dependencies ready ({time.monotonic() - started:.1f} s)")
@@ -283,12 +294,31 @@ def app_site(dest: Path) -> Path:
 class PrivateDockerd:
     """A dockerd of our own: no bridge, no iptables, state in a temporary folder."""
 
-    def __init__(self) -> None:
+    def __init__(self, data_root: Path | None = None) -> None:
+        """``data_root``: keep the daemon's images there between sessions (a cache; used
+        by one daemon at a time, else this one falls back to a temporary data root)."""
         # A short path: containerd's sockets live under the exec root (108-byte limit).
         self.root = Path(tempfile.mkdtemp(prefix="axd-", dir="/tmp"))
         self.sock = self.root / "docker.sock"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = self.root / "dockerd.log"
+        self.data_root = self.root / "data"
+        self._kept = data_root
+        self._lock: int | None = None
+
+    def _claim_data_root(self) -> None:
+        if self._kept is None:
+            return
+        self._kept.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._kept / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            log(f"{self._kept} is in use by another daemon; using a temporary data root")
+            return
+        self._lock = fd
+        self.data_root = self._kept
 
     @property
     def env(self) -> dict[str, str]:
@@ -306,10 +336,11 @@ class PrivateDockerd:
             raise BuildError("the docker CLI is not installed (apt-get install docker.io)")
         if os.geteuid() != 0:
             raise BuildError("starting a private dockerd needs root")
+        self._claim_data_root()
         argv = [
             dockerd,
             "--data-root",
-            str(self.root / "data"),
+            str(self.data_root),
             "--exec-root",
             str(self.root / "exec"),
             "--pidfile",
@@ -385,8 +416,13 @@ class PrivateDockerd:
         self.proc = None
         self._kill_leftovers()
         # The daemon unmounts its layers on a clean stop; a killed one may leave some.
-        self._unmount_leftovers()
+        self._unmount_leftovers(str(self.root))
+        if self.data_root != self.root / "data":
+            self._unmount_leftovers(str(self.data_root))
         shutil.rmtree(self.root, ignore_errors=True)
+        if self._lock is not None:
+            os.close(self._lock)  # the kept data root is free for the next daemon
+            self._lock = None
 
     def _kill_leftovers(self) -> None:
         """containerd or shims of this daemon still running (only after a failed stop)."""
@@ -402,12 +438,11 @@ class PrivateDockerd:
                 with contextlib.suppress(OSError):
                     os.kill(int(entry.name), signal.SIGKILL)  # noqa: TID251
 
-    def _unmount_leftovers(self) -> None:
+    def _unmount_leftovers(self, prefix: str) -> None:
         try:
             mounts = Path("/proc/self/mounts").read_text().splitlines()
         except OSError:
             return
-        prefix = str(self.root)
         targets = [line.split()[1] for line in mounts if line.split()[1].startswith(prefix)]
         for target in sorted(targets, key=len, reverse=True):
             subprocess.run(["umount", "-l", target], capture_output=True, check=False)
@@ -449,15 +484,15 @@ class Docker:
         return self("image", "inspect", ref, check=False, timeout=60).returncode == 0
 
 
-def build_image(docker: Docker, tag: str = DEFAULT_TAG) -> dict[str, float]:
-    """Build the runner image into docker's daemon; returns step timings in seconds."""
-    timings: dict[str, float] = {}
+def import_base(docker: Docker, packages: Sequence[str] = BASE_PACKAGES) -> tuple[str, float]:
+    """The cached runtime tarball (built when missing) as an image in docker's daemon
+    (imported when missing); its reference and the seconds the tarball took."""
     t0 = time.monotonic()
-    tar = runtime_tarball()
-    timings["base_and_deps"] = time.monotonic() - t0
-
-    base_ref = f"axis-eval/ax-task-runner-base:{tar.stem.removeprefix('runtime-')}"
-    t0 = time.monotonic()
+    tar = runtime_tarball(packages)
+    took = time.monotonic() - t0
+    flavor = tar.stem.split("-", 1)[0]  # runtime / noderuntime
+    name = "ax-task-runner-base" if flavor == "runtime" else "ax-task-runner-nodebase"
+    base_ref = f"axis-eval/{name}:{tar.stem.removeprefix(flavor + '-')}"
     if not docker.has_image(base_ref):
         log(f"docker import {tar.name} → {base_ref}")
         docker(
@@ -469,7 +504,27 @@ def build_image(docker: Docker, tag: str = DEFAULT_TAG) -> dict[str, float]:
             str(tar),
             base_ref,
         )
-    timings["import"] = time.monotonic() - t0
+    return base_ref, took
+
+
+def build_image(
+    docker: Docker,
+    tag: str = DEFAULT_TAG,
+    *,
+    packages: Sequence[str] = BASE_PACKAGES,
+    dockerfile: Path = DOCKERFILE,
+    base_ref: str | None = None,
+) -> dict[str, float]:
+    """Build the runner image into docker's daemon; returns step timings in seconds.
+
+    ``packages``, ``dockerfile`` and ``base_ref`` (an image to build on instead of the
+    imported runtime of ``packages``) let docker/build_agents.py build the agent image the
+    same way."""
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    if base_ref is None:
+        base_ref, timings["base_and_deps"] = import_base(docker, packages)
+        timings["import"] = time.monotonic() - t0 - timings["base_and_deps"]
 
     with tempfile.TemporaryDirectory(prefix="ax-image-ctx-") as tmp:
         ctx = Path(tmp) / "ctx"
@@ -480,7 +535,7 @@ def build_image(docker: Docker, tag: str = DEFAULT_TAG) -> dict[str, float]:
         launcher = ctx / "ax-task-runner"
         launcher.write_text(LAUNCHER)
         launcher.chmod(0o755)
-        shutil.copy(DOCKERFILE, ctx / "Dockerfile")
+        shutil.copy(dockerfile, ctx / "Dockerfile")
         t0 = time.monotonic()
         log(f"docker build → {tag}")
         docker(

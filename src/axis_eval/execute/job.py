@@ -226,7 +226,8 @@ async def _run(
     if scoring and ctx.scorer is not None:
         ctx.on_phase(spec, "scoring")
         await ctx.scorer.run_checks(outcome, dirs.workspace, box)
-    await box.after_agent()  # the host's workspace now shows what the agent left
+    # The host's workspace now shows what the agent left.
+    outcome.warnings.extend(await box.after_agent())
     if spec.artifacts:
         outcome.artifacts = collect_artifacts(dirs.workspace, spec.artifacts)
     if scoring and ctx.scorer is not None:

@@ -63,9 +63,10 @@ class JobSandbox(Protocol):
         files, workspace files) must be where the agent runs."""
         ...
 
-    async def after_agent(self) -> None:
+    async def after_agent(self) -> list[str]:
         """The agent has ended: the host copy of the workspace must show what it left, for
-        artifacts and judges (the checks have already run inside)."""
+        artifacts and judges (the checks have already run inside). Returns warnings for
+        the run (what could not be brought back)."""
         ...
 
     async def release(self, marker: str) -> None:

@@ -54,6 +54,10 @@ HIDDEN_ALWAYS = ("/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp", "/dev
 Docker socket is root's keys to the machine), and every other job's temporary folders."""
 
 
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""Kernel settings under the fresh /proc, bound read-only over it."""
+
+
 def _existing_dirs(paths: Iterable[str]) -> list[str]:
     out: list[str] = []
     for path in paths:
@@ -109,12 +113,18 @@ def bwrap_args(
     *,
     hidden: Sequence[str],
     readable: Sequence[str],
-    parent_home: str | None,
+    parent_homes: Sequence[str],
 ) -> list[str]:
     """bwrap's options for one job (everything before ``--chdir``), in mount order: later
     mounts lie over earlier ones."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    hides = _existing_dirs([*HIDDEN_ALWAYS, parent_home or ""])
+    # The kernel's knobs stay read-only: as root (capabilities dropped or not) a writable
+    # /proc/sys is kernel.core_pattern, a program run as root outside every namespace.
+    for knob in PROC_READ_ONLY:
+        args += ["--ro-bind-try", knob, knob]
+    # The folder the job folders are made in: every other job's folder is there.
+    jobs_parent = os.path.dirname(dirs.root_dir.rstrip("/"))
+    hides = _existing_dirs([*HIDDEN_ALWAYS, *parent_homes, jobs_parent])
     for folder in hides:
         args += ["--tmpfs", folder]
     resolv = os.path.realpath("/etc/resolv.conf")
@@ -271,6 +281,7 @@ class BwrapSandbox:
         config_dir: str,
         hidden: Sequence[str] = (),
         readable: Sequence[str] = (),
+        parent_home: str | None = None,
         spawner: Spawner = spawn,
     ) -> None:
         self._dirs = dirs
@@ -278,6 +289,8 @@ class BwrapSandbox:
         self._config_dir = config_dir
         self._hidden = hidden
         self._readable = readable
+        # The run's HOME and this process's (an API caller may pass another): both hidden.
+        self._homes = [h for h in (parent_home, os.environ.get("HOME")) if h]
         self._spawner = spawner
         self._binary = bwrap_path() or "bwrap"
         self._prefix: dict[str, list[str]] = {}
@@ -297,7 +310,6 @@ class BwrapSandbox:
         folder = os.path.dirname(program) if program.startswith("/") else ""
         options = self._prefix.get(folder)
         if options is None:
-            home = os.environ.get("HOME")
             readable = [
                 *default_readable(self._config_dir, env.get("PATH", os.defpath)),
                 *_existing_dirs([*self._readable, folder]),
@@ -307,7 +319,7 @@ class BwrapSandbox:
                 self._policy,
                 hidden=self._hidden,
                 readable=readable,
-                parent_home=home,
+                parent_homes=self._homes,
             )
         return options
 
@@ -340,8 +352,8 @@ class BwrapSandbox:
     async def before_agent(self) -> None:
         return None
 
-    async def after_agent(self) -> None:
-        return None
+    async def after_agent(self) -> list[str]:
+        return []
 
     async def release(self, marker: str) -> None:
         return None  # each command's namespace ended with it

@@ -47,8 +47,8 @@ class HostSandbox:
     async def before_agent(self) -> None:
         return None  # the agent runs where the adapter wrote
 
-    async def after_agent(self) -> None:
-        return None
+    async def after_agent(self) -> list[str]:
+        return []
 
     async def release(self, marker: str) -> None:
         await kill_marked(marker, 0.5)

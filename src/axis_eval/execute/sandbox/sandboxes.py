@@ -34,6 +34,9 @@ class Sandboxes:
     always may (the config folder, the agent CLIs, ``PATH``, Python's prefix)."""
     spawner: Spawner = spawn
     """What starts a ``none`` job's processes (tests pass their own)."""
+    parent_home: str | None = None
+    """The run's HOME (``RunOptions.environ``), hidden from confined jobs along with this
+    process's own."""
     _docker: Any = field(default=None, init=False, repr=False)
 
     def resolve(self, mode: SandboxMode) -> SandboxKind:
@@ -73,11 +76,12 @@ class Sandboxes:
                 config_dir=config_dir,
                 hidden=self.hidden,
                 readable=self.readable,
+                parent_home=self.parent_home,
             )
         if self._docker is None:
             from axis_eval.execute.sandbox.docker import DockerSandboxes
 
-            self._docker = DockerSandboxes(self.run_token)
+            self._docker = DockerSandboxes(self.run_token, hidden=self.hidden)
         job: JobSandbox = await self._docker.open(policy, dirs, marker, config_dir)
         return job
 
