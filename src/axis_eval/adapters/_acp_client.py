@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -83,7 +84,26 @@ def pick_option(options: list[PermissionOption]) -> PermissionOption | None:
 
 
 class AcpClient:
-    """The client side of the protocol: grants every permission, reads and writes files."""
+    """The client side of the protocol: grants every permission, reads and writes files.
+
+    The files are the job's own: a path must resolve (symlinks followed) inside one of
+    ``roots`` (the workspace, the job's HOME and TMPDIR). The harness serves these requests
+    on the host, outside any sandbox, so an agent must not use it to reach what its sandbox
+    hides (or, under ``none``, to write where its job has no business).
+    """
+
+    def __init__(self, roots: Sequence[str] = ()) -> None:
+        self._roots = [os.path.realpath(r) for r in roots if r]
+
+    def _confined(self, path: str) -> Path:
+        if not Path(path).is_absolute():
+            raise acp.RequestError.invalid_params({"path": path, "details": "not absolute"})
+        real = os.path.realpath(path)
+        if not any(real == root or real.startswith(root + os.sep) for root in self._roots):
+            raise acp.RequestError.invalid_params(
+                {"path": path, "details": "outside the job's workspace, HOME and TMPDIR"}
+            )
+        return Path(real)
 
     async def request_permission(
         self,
@@ -110,10 +130,9 @@ class AcpClient:
         limit: int | None = None,
         **kwargs: Any,
     ) -> ReadTextFileResponse:
-        if not Path(path).is_absolute():
-            raise acp.RequestError.invalid_params({"path": path, "details": "not absolute"})
+        target = self._confined(path)
         try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            text = target.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError as exc:
             raise acp.RequestError.resource_not_found(path) from exc
         except OSError as exc:
@@ -128,10 +147,8 @@ class AcpClient:
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse:
-        if not Path(path).is_absolute():
-            raise acp.RequestError.invalid_params({"path": path, "details": "not absolute"})
+        target = self._confined(path)
         try:
-            target = Path(path)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8")
         except OSError as exc:

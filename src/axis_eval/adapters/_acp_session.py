@@ -153,7 +153,8 @@ class AcpSession:
     async def read(self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter | None) -> None:
         """initialize → session/new → session/prompt; never raises (but for cancellation)."""
         assert stdin is not None, "an ACP agent is started with stdin kept open"
-        client = cast(acp.Client, AcpClient())  # implements the handlers it needs
+        roots = (self.inp.workspace, self.inp.home, self.inp.env.get("TMPDIR", ""))
+        client = cast(acp.Client, AcpClient(roots))  # implements the handlers it needs
         conn: Any = acp.connect_to_agent(client, StdioTransport(stdout, stdin, self))
         self._conn = conn
         try:

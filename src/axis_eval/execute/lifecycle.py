@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +35,23 @@ class PhaseResult:
 
 
 def read_notes(path: Path) -> str | None:
-    """The notes file's text: capped, trailing whitespace trimmed, None when empty."""
+    """The notes file's text: capped, trailing whitespace trimmed, None when empty.
+
+    The file sits in the job's folder, which the agent may write: a symlink or anything but
+    a regular file there is read as no notes (never followed to a host file), and no more
+    than the cap is read, however large it grew.
+    """
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # missing, or a symlink (ELOOP)
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(NOTES_CAP_BYTES + 1)
+    finally:
+        os.close(fd)
     truncated = len(data) > NOTES_CAP_BYTES
     text = data[:NOTES_CAP_BYTES].decode("utf-8", errors="replace")
     if truncated:
@@ -65,8 +80,7 @@ async def run_phase(
     When ``stop`` fires, the running command is stopped (SIGTERM, ``grace_s``, SIGKILL, with
     every process carrying ``marker``) and the phase ends with ``stopped`` set.
     """
-    notes.parent.mkdir(parents=True, exist_ok=True)
-    notes.write_text("")
+    _fresh_notes(notes)
     full_env = {**env, "AXIS_OUTPUT": str(notes), "AXIS_WORKSPACE": str(cwd), "AXIS_PHASE": phase}
     error: str | None = None
     for action in actions:
@@ -83,6 +97,16 @@ async def run_phase(
     result = PhaseResult(error=error, notes=read_notes(notes), stopped=stopped)
     notes.unlink(missing_ok=True)
     return result
+
+
+def _fresh_notes(path: Path) -> None:
+    """An empty notes file of our own: whatever stood at ``path`` (a symlink the agent
+    planted for the teardown) is removed, not followed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW
+    os.close(os.open(path, flags, 0o644))
 
 
 async def _run_script(

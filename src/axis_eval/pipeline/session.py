@@ -100,7 +100,11 @@ class RunSession:
             extra_env=scripted.job_env() if scripted else {},
             # No confined job sees the project's .axis: other runs' reports, baselines and
             # the judge cache hold transcripts.
-            sandboxes=Sandboxes(token, hidden=[str(Path(loaded.config_dir) / ".axis")]),
+            sandboxes=Sandboxes(
+                token,
+                hidden=[str(Path(loaded.config_dir) / ".axis")],
+                parent_home=environ.get("HOME"),
+            ),
         )
 
     def on_tokens(self, job: JobSpec, total: int) -> tuple[ErrorKind, str] | None:
