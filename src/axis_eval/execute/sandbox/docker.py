@@ -37,21 +37,15 @@ import hashlib
 import itertools
 import logging
 import os
-import re
 import shutil
 import stat
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from axis_eval.adapters.install import agents_dir
-from axis_eval.config.sandbox import DEFAULT_AGENT_IMAGE, SandboxKind, SandboxPolicy
-from axis_eval.execute.process import ManagedProcess, ProcessSpec, Spawner, SpawnFailed
+from axis_eval.config.sandbox import DEFAULT_AGENT_IMAGE, SandboxPolicy
 from axis_eval.execute.sandbox.base import JobSandbox, SandboxUnavailable
 from axis_eval.execute.sandbox.containers import (
-    AGENTS_IN_IMAGE,
     LABEL_JOB,
     LABEL_OWNER,
     LABEL_OWNER_PID,
@@ -70,7 +64,7 @@ from axis_eval.execute.sandbox.containers import (
     start_container,
 )
 from axis_eval.execute.sandbox.docker_cli import docker_binary
-from axis_eval.execute.sandbox.docker_sync import Mirror
+from axis_eval.execute.sandbox.docker_job import Container, ContainerKey, DockerSandbox, safe_name
 from axis_eval.execute.workspace import JobDirs
 
 if TYPE_CHECKING:
@@ -87,157 +81,6 @@ READY_TIMEOUT_S = 30.0
 """How long a started container's runner gets to listen on its socket."""
 CONNECT_TIMEOUT_S = 10.0
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes
-_SYSTEM_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C"}
-
-_PREPARE = """\
-set -e
-mkdir -p "$1" && chmod 700 "$1"
-mkdir -p "$2" "$3" "$4"
-if [ -n "$5" ] && [ -d "$6" ] && [ ! -e "$5" ] && [ ! -L "$5" ]; then
-  mkdir -p "$(dirname "$5")" && ln -s "$6" "$5" || true
-fi
-"""
-"""``sh -c``: the job's folders (root, workspace, HOME, TMPDIR), and the host's agent-CLI
-folder linked to the image's (when the image has one and the path is free)."""
-
-
-@dataclass(frozen=True)
-class _Key:
-    """What makes two jobs' containers interchangeable (a spare is started per key)."""
-
-    image: str
-    network: str
-    memory_mb: int | None
-    pids: int | None
-    cpus: float | None
-    config_dir: str
-    readable: tuple[str, ...]
-    writable: tuple[str, ...]
-
-
-@dataclass
-class _Container:
-    """A started container whose runner answers."""
-
-    id: str
-    name: str
-    folder: str
-    """Private host folder: the socket's hard link; ``shared/`` is mounted in the container."""
-    client: GuestClient
-    image: str
-
-
-class DockerSandbox:
-    """One job's container (a :class:`~.base.JobSandbox`)."""
-
-    def __init__(self, owner: DockerSandboxes, container: _Container, dirs: JobDirs) -> None:
-        self._owner = owner
-        self._container = container
-        self._dirs = dirs
-        self._client = container.client
-        self._mirror = Mirror(container.client, dirs)
-        self._procs: list[ManagedProcess] = []
-        self._closed = False
-
-    @property
-    def kind(self) -> SandboxKind:
-        return "docker"
-
-    @property
-    def container_id(self) -> str:
-        return self._container.id
-
-    @property
-    def notes(self) -> list[str]:
-        """What the copy of the workspace back to the host left out (also logged)."""
-        return list(self._mirror.notes)
-
-    @property
-    def spawn(self) -> Spawner:
-        return self._spawn
-
-    async def prepare(self) -> None:
-        """Make the job's folders in the container (and link the agent CLIs)."""
-        d = self._dirs
-        agents = str(agents_dir())
-        argv = ["/bin/sh", "-c", _PREPARE, "sh", d.root_dir, d.work_dir, d.home_dir, d.tmp_dir]
-        argv += [agents, AGENTS_IN_IMAGE]
-        proc = await self._client.spawn(ProcessSpec(argv, "/", dict(_SYSTEM_ENV), None))
-        try:
-            err = await proc.stderr.read(4096)
-            code = await proc.wait()
-        finally:
-            await proc.stop(0)
-        if code != 0:
-            text = err.decode("utf-8", "replace").strip() or f"exit code {code}"
-            raise SandboxUnavailable(f"cannot make the job's folders in its container: {text}")
-
-    async def _spawn(self, process: ProcessSpec) -> ManagedProcess:
-        if self._closed:
-            raise RuntimeError("the job's sandbox is closed")
-        try:
-            proc: ManagedProcess = await self._client.spawn(process)
-        except SpawnFailed as exc:
-            program = process.argv[0]
-            if exc.exit_code == 127 and program.startswith(str(agents_dir()) + "/"):
-                raise SpawnFailed(
-                    f"{exc} (the image {self._container.image} does not hold this agent CLI "
-                    "at its pinned version: rebuild it with `make build-agent-image`)",
-                    127,
-                ) from exc
-            raise
-        self._forget_finished()
-        self._procs.append(proc)
-        return proc
-
-    def _forget_finished(self) -> None:
-        """Close the connections of processes that exited and whose output was read to the
-        end (each guest process streams on a connection of its own; a job may run many
-        commands): a shell command's caller never stops a process it saw exit."""
-        kept: list[ManagedProcess] = []
-        for proc in self._procs:
-            if proc.exited and proc.stdout.at_eof() and proc.stderr.at_eof():
-                _close_pipes(proc)
-            else:
-                kept.append(proc)
-        self._procs = kept
-
-    async def put_file(self, source: Path, destination: Path) -> None:
-        await self._mirror.put(source, destination)
-
-    async def pull(self, path: Path) -> None:
-        await self._mirror.pull(path)
-
-    async def before_agent(self) -> None:
-        await self._mirror.upload()
-
-    async def after_agent(self) -> list[str]:
-        await self._mirror.download()
-        return self.notes
-
-    async def release(self, marker: str) -> None:
-        return None  # what a check left running ends with the container
-
-    async def close(self) -> None:
-        """End the job's processes and remove its container; idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        for proc in self._procs:
-            _close_pipes(proc)  # the container's removal kills them all at once
-        self._procs.clear()
-        await self._owner.discard(self._container)
-
-
-def _close_pipes(proc: ManagedProcess) -> None:
-    """Stop streaming a guest process's output (its connection closes); never signals it."""
-    close = getattr(proc, "close_pipes", None)
-    if close is not None:
-        close()
-
-
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^a-zA-Z0-9_.-]+", "-", text)
 
 
 class DockerSandboxes:
@@ -257,10 +100,10 @@ class DockerSandboxes:
         self._owner: Owner | None = None
         self._begun: asyncio.Task[None] | None = None
         self._watchdog: Watchdog | None = None
-        self._spares: dict[_Key, asyncio.Task[_Container]] = {}
-        self._starting: set[asyncio.Task[_Container]] = set()
+        self._spares: dict[ContainerKey, asyncio.Task[Container]] = {}
+        self._starting: set[asyncio.Task[Container]] = set()
         self._removing: set[asyncio.Task[None]] = set()
-        self._failed: set[_Key] = set()
+        self._failed: set[ContainerKey] = set()
         self._live: dict[str, str] = {}  # container id -> its private folder
         self._clients: dict[str, GuestClient] = {}  # container id -> its connection
         self._serial = itertools.count(1)
@@ -284,7 +127,7 @@ class DockerSandboxes:
                 "sandbox docker: the docker CLI is not installed (Debian package docker.io)"
             )
         await self._begin()
-        key = _Key(
+        key = ContainerKey(
             policy.image or DEFAULT_IMAGE,
             policy.network,
             policy.memory_mb,
@@ -304,7 +147,7 @@ class DockerSandboxes:
         return box
 
     async def _box(
-        self, task: asyncio.Task[_Container], key: _Key, dirs: JobDirs, *, last_try: bool
+        self, task: asyncio.Task[Container], key: ContainerKey, dirs: JobDirs, *, last_try: bool
     ) -> DockerSandbox | None:
         """The job's sandbox in the container ``task`` starts; None when that was a spare
         that did not come up (the caller starts a fresh one)."""
@@ -332,7 +175,7 @@ class DockerSandboxes:
             ) from exc
         return box
 
-    async def _claim(self, task: asyncio.Task[_Container]) -> _Container:
+    async def _claim(self, task: asyncio.Task[Container]) -> Container:
         """The container ``task`` starts; if the caller is cancelled meanwhile, the start
         goes on and its container is removed."""
         try:
@@ -341,7 +184,7 @@ class DockerSandboxes:
             task.add_done_callback(self._drop_started)
             raise
 
-    def _drop_started(self, task: asyncio.Task[_Container]) -> None:
+    def _drop_started(self, task: asyncio.Task[Container]) -> None:
         if task.cancelled() or task.exception() is not None:
             return
         self._track(asyncio.get_running_loop().create_task(self.discard(task.result())))
@@ -350,7 +193,7 @@ class DockerSandboxes:
         self._removing.add(task)
         task.add_done_callback(self._removing.discard)
 
-    def _keep_spare(self, key: _Key) -> None:
+    def _keep_spare(self, key: ContainerKey) -> None:
         wanted = self.prestart and not self._closed and key not in self._failed
         if wanted and key not in self._spares:
             self._spares[key] = self._start_task(key, None)
@@ -377,7 +220,7 @@ class DockerSandboxes:
         if removed:
             log.warning("removed %d container(s) left by a run that was killed", len(removed))
 
-    def _start_task(self, key: _Key, marker: str | None) -> asyncio.Task[_Container]:
+    def _start_task(self, key: ContainerKey, marker: str | None) -> asyncio.Task[Container]:
         task = asyncio.get_running_loop().create_task(self._start(key, marker))
         self._starting.add(task)
         task.add_done_callback(self._starting.discard)
@@ -402,7 +245,7 @@ class DockerSandboxes:
             labels[LABEL_JOB] = marker
         return labels
 
-    def _spec(self, key: _Key, name: str, shared: str, marker: str | None) -> ContainerSpec:
+    def _spec(self, key: ContainerKey, name: str, shared: str, marker: str | None) -> ContainerSpec:
         config = key.config_dir
         read_only = [f for f in (config, *key.readable) if f != "/" and os.path.isdir(f)]
         writable = [f for f in key.writable if f != "/" and os.path.isdir(f)]
@@ -429,8 +272,8 @@ class DockerSandboxes:
             user=user,
         )
 
-    async def _start(self, key: _Key, marker: str | None) -> _Container:
-        name = f"axis-{_safe_name(self.run_token)}-{next(self._serial)}"
+    async def _start(self, key: ContainerKey, marker: str | None) -> Container:
+        name = f"axis-{safe_name(self.run_token)}-{next(self._serial)}"
         folder = tempfile.mkdtemp(prefix="c", dir=self._run_dir())
         shared = os.path.join(folder, "shared")
         try:
@@ -460,7 +303,7 @@ class DockerSandboxes:
                 f"sandbox docker: the runner in {key.image} did not answer: {exc}"
             ) from exc
         self._clients[container] = client
-        return _Container(container, name, folder, client, key.image)
+        return Container(container, name, folder, client, key.image)
 
     async def _wait_listening(self, container: str, shared: str) -> None:
         """Until the runner's socket appears (it listens from then on); a container that
@@ -488,7 +331,7 @@ class DockerSandboxes:
 
     # -- removal
 
-    async def discard(self, container: _Container) -> None:
+    async def discard(self, container: Container) -> None:
         """Remove one job's container (its processes die with it)."""
         with contextlib.suppress(Exception):
             await container.client.close()
