@@ -42,6 +42,8 @@ def project(root: Path, maker: str = MAKER, *, extra_scenarios: bool = True) -> 
     """good (one check: 100), half (80), flaky (3 runs: 80, 100, 80), crash (fails)."""
     root.mkdir(parents=True, exist_ok=True)
     config = {
+        # An agent may signal the test through a file beside the project (bwrap hides it).
+        "settings": {"sandbox": {"writable": [str(root.parent)]}},
         "scenarios": "./scenarios",
         # `maker|m.1`: a display name with a pipe and a dot, as real ones have
         "agents": [{"agent": "maker", "model": "m.1"}, "broken"],

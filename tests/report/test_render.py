@@ -39,11 +39,11 @@ def test_dry_run_rendering(tmp_path: Path, make_project: MakeProject) -> None:
     text = render_dry_run(p)
     lines = text.splitlines()
     assert lines[0] == p.status_line
-    assert lines[2].split() == ["#", "run", "scenario", "agent", "time", "tokens"]
+    assert lines[2].split() == ["#", "run", "scenario", "agent", "time", "tokens", "sandbox"]
     assert [line.split() for line in lines[4:7]] == [
-        ["1", "1/3", "a", "codex", "1.5m", "1,234,567"],
-        ["2", "2/3", "a", "codex", "1.5m", "1,234,567"],
-        ["3", "3/3", "a", "codex", "1.5m", "1,234,567"],
+        ["1", "1/3", "a", "codex", "1.5m", "1,234,567", "auto"],
+        ["2", "2/3", "a", "codex", "1.5m", "1,234,567", "auto"],
+        ["3", "3/3", "a", "codex", "1.5m", "1,234,567", "auto"],
     ]
     assert "Skipped (1): off" in text
     assert "Failed to load (1):" in text and "  scenarios/bad.json: " in text

@@ -54,6 +54,16 @@ HIDDEN_ALWAYS = ("/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp", "/dev
 Docker socket is root's keys to the machine), and every other job's temporary folders."""
 
 
+_HIDE, _READ, _WRITE, _SECRET, _JOB = range(5)
+"""Rules for a path, weakest first: at one path the stronger wins."""
+_RULES = {
+    _HIDE: "--tmpfs",  # the system's and the parent's private folders
+    _READ: "--ro-bind",  # what the job must read inside them
+    _WRITE: "--bind",  # sandbox.writable
+    _SECRET: "--tmpfs",  # other jobs' folders, other runs' reports: never given back
+    _JOB: "--bind",  # the job's own folder
+}
+
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 """Kernel settings under the fresh /proc, bound read-only over it."""
 
@@ -115,32 +125,50 @@ def bwrap_args(
     readable: Sequence[str],
     parent_homes: Sequence[str],
 ) -> list[str]:
-    """bwrap's options for one job (everything before ``--chdir``), in mount order: later
-    mounts lie over earlier ones."""
+    """bwrap's options for one job (everything before ``--chdir``).
+
+    Mounts go shallowest first, so a folder's rule holds below it until a deeper rule says
+    otherwise (the config folder readable inside a hidden HOME, its ``.axis`` hidden again
+    inside it, a ``sandbox.writable`` folder inside ``/tmp``); at the same path the
+    stronger rule wins (:data:`_RULES`).
+    """
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     # The kernel's knobs stay read-only: as root (capabilities dropped or not) a writable
     # /proc/sys is kernel.core_pattern, a program run as root outside every namespace.
     for knob in PROC_READ_ONLY:
         args += ["--ro-bind-try", knob, knob]
+    plan: dict[str, int] = {}
+
+    def rule(paths: Iterable[str], strength: int) -> None:
+        for path in paths:
+            plan[path] = max(plan.get(path, strength), strength)
+
     # The folder the job folders are made in: every other job's folder is there.
     jobs_parent = os.path.dirname(dirs.root_dir.rstrip("/"))
-    hides = _existing_dirs([*HIDDEN_ALWAYS, *parent_homes, jobs_parent])
-    for folder in hides:
-        args += ["--tmpfs", folder]
+    emptied = _existing_dirs([*HIDDEN_ALWAYS, *parent_homes, jobs_parent, *hidden])
+    rule(_existing_dirs([*HIDDEN_ALWAYS, *parent_homes]), _HIDE)
     resolv = os.path.realpath("/etc/resolv.conf")
-    if any(_under(resolv, folder) for folder in hides) and os.path.exists(resolv):
+    if os.path.isfile(resolv):
         # /etc/resolv.conf often points into /run (systemd-resolved): keep names resolving.
-        args += ["--ro-bind", resolv, resolv]
-    for folder in readable:
-        if any(_under(folder, hide) for hide in hides):
-            args += ["--ro-bind-try", folder, folder]
-    for folder in _existing_dirs(hidden):
-        args += ["--tmpfs", folder]
-    for folder in _existing_dirs(policy.readable):
-        args += ["--ro-bind", folder, folder]
-    for folder in _existing_dirs(policy.writable):
-        args += ["--bind", folder, folder]
-    args += ["--bind", dirs.root_dir, dirs.root_dir]
+        rule([resolv], _READ)
+    rule(readable, _READ)
+    rule(_existing_dirs(policy.readable), _READ)
+    rule(_existing_dirs(policy.writable), _WRITE)
+    rule(_existing_dirs([jobs_parent, *hidden]), _SECRET)
+    rule([dirs.root_dir], _JOB)
+    for path in sorted(plan, key=lambda p: (p.count("/"), plan[p])):
+        strength = plan[path]
+        if strength == _READ and not any(_under(path, e) and path != e for e in emptied):
+            continue  # visible (read-only) already: no mount needed
+        args += (
+            [_RULES[strength], path]
+            if strength in (_HIDE, _SECRET)
+            else [
+                _RULES[strength],
+                path,
+                path,
+            ]
+        )
     args += [
         "--unshare-pid",
         "--unshare-ipc",

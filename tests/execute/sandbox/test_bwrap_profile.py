@@ -1,0 +1,86 @@
+"""The bwrap profile's mount rules where they meet: a folder's rule holds below it until a
+deeper rule says otherwise, and at one path the stronger rule wins (other jobs' folders
+and other runs' reports are never given back by a `sandbox.writable` around them)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from axis_eval.config.sandbox import SandboxPolicy
+from axis_eval.execute.process import ProcessSpec
+from axis_eval.execute.sandbox.bwrap import BwrapSandbox, bwrap_args
+from axis_eval.execute.sandbox.probe import bwrap_problem
+from axis_eval.execute.workspace import create_job_dirs
+from helpers.system_parts import not_run
+
+
+@pytest.fixture(autouse=True)
+def _bwrap() -> None:
+    problem = bwrap_problem()
+    if problem is not None:
+        not_run("BWRAP SANDBOX TEST", problem)
+
+
+async def _sees(box: BwrapSandbox, cwd: str, script: str) -> str:
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    proc = await box.spawn(ProcessSpec(["/bin/sh", "-c", script], cwd, env, None))
+    out = await proc.stdout.read()
+    await proc.wait()
+    await proc.stop(0.5)
+    return out.decode()
+
+
+async def test_a_writable_folder_around_hidden_ones_keeps_them_hidden(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    config = tmp_path / "project"
+    (config / ".axis" / "reports" / "old").mkdir(parents=True)
+    (config / ".axis" / "reports" / "old" / "transcript.json").write_text("secret")
+    (config / "fixture.txt").write_text("fixture")
+    neighbour = create_job_dirs(str(jobs))
+    (neighbour.workspace / "theirs.txt").write_text("theirs")
+    dirs = create_job_dirs(str(jobs))
+    # Writable: the whole tmp_path, which holds the config's .axis and every job's folder.
+    policy = SandboxPolicy(mode="bwrap", writable=[str(tmp_path)])
+    box = BwrapSandbox(dirs, policy, config_dir=str(config), hidden=[str(config / ".axis")])
+    try:
+        seen = await _sees(
+            box,
+            dirs.work_dir,
+            f"cat {config}/fixture.txt; echo; ls -A {config}/.axis | wc -l;"
+            f" ls {jobs}; echo made > {tmp_path}/made.txt; echo mine > mine.txt",
+        )
+    finally:
+        await box.close()
+    lines = seen.split()
+    assert lines[0] == "fixture"  # the config folder reads
+    assert lines[1] == "0"  # its .axis is empty, writable parent or not
+    # Only the job's own folder shows where the jobs' folders are made.
+    assert lines[2:] == [Path(dirs.root_dir).name]
+    assert (tmp_path / "made.txt").read_text() == "made\n"  # the writable folder is written
+    assert (dirs.workspace / "mine.txt").read_text() == "mine\n"
+
+
+def test_mounts_go_shallowest_first_and_skip_what_is_visible(tmp_path: Path) -> None:
+    dirs = create_job_dirs(str(tmp_path))
+    home = tmp_path / "home"
+    inside = home / "project"
+    inside.mkdir(parents=True)
+    outside = Path("/usr/share")
+    args = bwrap_args(
+        dirs,
+        SandboxPolicy(),
+        hidden=[],
+        readable=[str(inside), str(outside)],
+        parent_homes=[str(home)],
+    )
+    pairs = [(args[i], args[i + 1]) for i in range(len(args) - 1) if args[i].startswith("--")]
+    mounted = [path for flag, path in pairs if flag in ("--tmpfs", "--ro-bind", "--bind")]
+    assert mounted.index(str(home)) < mounted.index(str(inside))  # hidden, then given back
+    assert str(outside) not in mounted  # already visible, read-only: no mount
+    assert mounted[-1] == dirs.root_dir or mounted.index(dirs.root_dir) > mounted.index(
+        str(tmp_path)
+    )
