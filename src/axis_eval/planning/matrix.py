@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from axis_eval.adapters.registry import resolve, resolve_custom
 from axis_eval.config._base import check_runs
-from axis_eval.config.actions import Limit
+from axis_eval.config.actions import Limit, McpServer, McpStdioServer
 from axis_eval.config.discover import Discovery, discover
 from axis_eval.config.models import DEFAULT_SCENARIO_MINUTES, Config, LoadedConfig
 from axis_eval.config.output_limit import OutputLimit
@@ -191,6 +191,7 @@ def sandbox_policy(
     limit: Limit | None,
     config_dir: str,
     override: SandboxMode | None = None,
+    mcp_servers: Mapping[str, McpServer] | None = None,
 ) -> SandboxPolicy:
     """How one job is confined: ``--sandbox``, else the scenario's ``sandbox`` over
     ``settings.sandbox`` (each field on its own); network ``none`` when the scenario or the
@@ -209,6 +210,13 @@ def sandbox_policy(
         )
         for kind in ("readable", "writable")
     }
+    # A stdio MCP server runs beside the agent: the files its command line names (a
+    # server script in the project) must be readable where the agent runs.
+    for server in (mcp_servers or {}).values():
+        if isinstance(server, McpStdioServer):
+            for arg in (server.command, *server.args):
+                if arg.startswith("/") and os.path.isfile(arg):
+                    folders["readable"] = _dedupe([*folders["readable"], os.path.dirname(arg)])
     network: NetworkMode = "none" if "none" in (scenario.network, agent.network) else "host"
     return SandboxPolicy(
         mode=mode,
@@ -246,6 +254,7 @@ def _jobs(
             limit = scenario.limits or config.settings.limits.scenario
             minutes = limit.time_minutes if limit and limit.time_minutes else None
             env_set = scenario.env if isinstance(scenario.env, dict) else {}
+            mcp_servers = {**config.mcp_servers, **scenario.mcp_servers}
             env_names = scenario.env if isinstance(scenario.env, list) else []
             jobs.append(
                 JobSpec(
@@ -259,11 +268,13 @@ def _jobs(
                     output_limit=limit.output if limit and limit.output else OutputLimit(),
                     env_pass=_dedupe(list(config.env) + list(env_names)),
                     env_set=dict(env_set),
-                    mcp_servers={**config.mcp_servers, **scenario.mcp_servers},
+                    mcp_servers=mcp_servers,
                     skills=_dedupe(config.skills + agent.skills + scenario.skills),
                     artifacts=_dedupe(config.artifacts + scenario.artifacts),
                     config_dir=config_dir,
-                    sandbox=sandbox_policy(config, scenario, agent, limit, config_dir, sandbox),
+                    sandbox=sandbox_policy(
+                        config, scenario, agent, limit, config_dir, sandbox, mcp_servers
+                    ),
                 )
             )
     return jobs

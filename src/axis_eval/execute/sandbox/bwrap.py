@@ -109,8 +109,24 @@ def default_readable(config_dir: str, env_path: str) -> list[str]:
             *entries,
             sys.prefix,
             sys.base_prefix,
+            HARNESS_CODE,
         ]
     )
+
+
+HARNESS_CODE = str(Path(__file__).resolve().parents[3])
+"""The folder holding this package (``src`` of an editable install): the harness's own
+code, which a confined Python agent or check may import."""
+
+
+def named_folders(argv: Sequence[str]) -> list[str]:
+    """The folders of the files a command line names by absolute path: the program, and a
+    script an interpreter runs (``python /path/agent.py``), with the modules beside it."""
+    return [
+        os.path.dirname(arg)
+        for arg in argv
+        if arg.startswith("/") and "\0" not in arg and os.path.isfile(arg)
+    ]
 
 
 def _under(path: str, folder: str) -> bool:
@@ -321,7 +337,7 @@ class BwrapSandbox:
         self._homes = [h for h in (parent_home, os.environ.get("HOME")) if h]
         self._spawner = spawner
         self._binary = bwrap_path() or "bwrap"
-        self._prefix: dict[str, list[str]] = {}
+        self._prefix: dict[tuple[str, ...], list[str]] = {}
         self._running: set[BwrapProcess] = set()
         self._closed = False
 
@@ -333,16 +349,16 @@ class BwrapSandbox:
     def spawn(self) -> Spawner:
         return self._spawn
 
-    def _options(self, env: dict[str, str], program: str) -> list[str]:
-        # The program's own folder stays readable (a command configured by its path).
-        folder = os.path.dirname(program) if program.startswith("/") else ""
-        options = self._prefix.get(folder)
+    def _options(self, env: dict[str, str], argv: Sequence[str]) -> list[str]:
+        # The folders of what the command line names stay readable (a configured command).
+        folders = tuple(named_folders(argv))
+        options = self._prefix.get(folders)
         if options is None:
             readable = [
                 *default_readable(self._config_dir, env.get("PATH", os.defpath)),
-                *_existing_dirs([*self._readable, folder]),
+                *_existing_dirs([*self._readable, *folders]),
             ]
-            options = self._prefix[folder] = bwrap_args(
+            options = self._prefix[folders] = bwrap_args(
                 self._dirs,
                 self._policy,
                 hidden=self._hidden,
@@ -357,7 +373,7 @@ class BwrapSandbox:
         _check_program(process)
         argv = [
             self._binary,
-            *self._options(process.env, process.argv[0] if process.argv else ""),
+            *self._options(process.env, process.argv),
             "--chdir",
             process.cwd,
             "--",
