@@ -19,6 +19,9 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Pinned agent CLIs: the project cache `make agents` fills (unless the caller chose another).
 os.environ.setdefault("AXIS_AGENTS_DIR", str(SRC.parent / ".cache" / "agents"))
+# The test agents, fixtures and MCP servers live in this checkout, which CI may clone under
+# /tmp (hidden from bwrap jobs): confined jobs may read it, as a project's own would be.
+os.environ.setdefault("AXIS_SANDBOX_READABLE", str(SRC.parent))
 
 # Fuzz tests (hypothesis) run a derandomized, bounded profile by default, so `make test`
 # is reproducible and fast; `HYPOTHESIS_PROFILE=long .venv/bin/pytest -m fuzz` searches far

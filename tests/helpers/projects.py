@@ -42,7 +42,16 @@ def write_project(
 
 def base_environ(**extra: str) -> dict[str, str]:
     """A small parent environment for a run (what a shell would give, plus ``extra``)."""
-    names = ("PATH", "USER", "SHELL", "LANG", "TERM", "AXIS_AGENTS_DIR", "CI")
+    names = (
+        "PATH",
+        "USER",
+        "SHELL",
+        "LANG",
+        "TERM",
+        "AXIS_AGENTS_DIR",
+        "AXIS_SANDBOX_READABLE",
+        "CI",
+    )
     env = {k: os.environ[k] for k in names if k in os.environ}
     env.setdefault("PATH", os.defpath)
     env.update(extra)

@@ -110,8 +110,14 @@ def default_readable(config_dir: str, env_path: str) -> list[str]:
             sys.prefix,
             sys.base_prefix,
             HARNESS_CODE,
+            *os.environ.get(READABLE_ENV, "").split(os.pathsep),
         ]
     )
+
+
+READABLE_ENV = "AXIS_SANDBOX_READABLE"
+"""Folders (``:``-separated) every confined job of this process may read: the machine's
+counterpart of ``sandbox.readable`` (a CI checkout under ``/tmp`` holding the agents)."""
 
 
 HARNESS_CODE = str(Path(__file__).resolve().parents[3])
