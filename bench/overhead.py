@@ -2,6 +2,8 @@
 """Harness overhead: N instant jobs through `axis run` against a bare asyncio floor.
 
 Run by hand (never from tests):  .venv/bin/python bench/overhead.py [--ns 50,150,300] [--reps 3]
+                                  [--sandbox none,bwrap] [--churn off,on]
+                                  [--latency-ns 10,40] [--reference DIR]
 
 For each N it writes a project with N scenarios and one declarative "instant" agent (a
 `python3 -c` one-liner that prints a line and exits), then measures, alternately:
@@ -23,7 +25,25 @@ the self part and for the rest; the headline is own fit + rest fit. The fixed co
 also measured directly: one job (N = 1) through each side, --fixed-reps alternating
 pairs, median of the paired differences. Every report is checked (total == completed ==
 N). It also times `axis --version` and `axis --help`. Results go to stdout as
-Markdown for docs/benchmarks.md. Unset PYTHONDONTWRITEBYTECODE first: with it set, every
+Markdown for docs/benchmarks.md.
+
+Sandboxes (issue 15): ``--sandbox none,bwrap`` runs each measurement under every listed
+sandbox (``axis run --sandbox X``, each report checked to say so), alternating with the
+same floor, so each sandbox gets its own fits against one floor. ``--churn off,on`` repeats
+everything with and without a background churn: a separate process, started by the bench,
+that starts ``--churn-rate`` short processes (``/bin/true``) a second on the same machine,
+as a busy CI box has (its achieved rate is printed). ``--latency-ns`` adds a concurrency-1
+sweep (floor and each sandbox, ``--latency-reps`` alternating rounds): the per-job wall
+there is a job's latency, so a sandbox's added wall per job is the difference of those
+slopes (the concurrency-15 wall slope is throughput on the machine's cores, which the
+sandbox's own CPU in its children also eats into); on a loaded machine that sweep cannot
+tell equal code apart, and bench/sandbox_start.py's paired starts are the measure. The
+harness CPU of a sandbox stays ``own``: bwrap's own processes are children, in ``rest``.
+The summary table at the end puts the sandboxes side by side. ``--reference DIR`` (the
+``src`` folder of an earlier tree, ``git archive REV src | tar -x -C ...``) adds that tree
+as one more side, run as it ran then: the same code measured on another day tells the
+machine's state from the code's.
+Unset PYTHONDONTWRITEBYTECODE first: with it set, every
 `axis` start recompiles the sources (~0.1 s). Run it with nothing else writing to the disk:
 each axis job makes folders and files (the floor makes none), and while the ext4 journal is
 busy those cost measurably more CPU (+1.5 to +2 ms a job during a large write).
@@ -32,6 +52,7 @@ busy those cost measurably more CPU (+1.5 to +2 ms a job during a large write).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -41,6 +62,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -103,6 +125,56 @@ asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
 )
 
 
+# The background churn: ~RATE short processes a second (posix_spawn of /bin/true, reaped at
+# once), paced by the clock; on SIGTERM it writes "<started> <seconds>" to OUT and exits.
+CHURN = """
+import os, signal, sys, time
+rate, out = float(sys.argv[1]), sys.argv[2]
+started, t0 = 0, time.monotonic()
+def stop(*_):
+    with open(out, "w") as f:
+        f.write(f"{started} {time.monotonic() - t0}")
+    os._exit(0)
+signal.signal(signal.SIGTERM, stop)
+due = t0
+while True:
+    os.waitpid(os.posix_spawn("/bin/true", ["true"], {}), 0)
+    started += 1
+    due += 1 / rate
+    delay = due - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+    elif delay < -1:
+        due = time.monotonic()  # fell behind by a second: do not burst to catch up
+"""
+
+
+class Churn:
+    """The background churn while the block runs (rate 0: none); ``rate`` is what it
+    achieved, in processes a second."""
+
+    def __init__(self, rate: int, folder: Path) -> None:
+        self.wanted = rate
+        self.out = folder / "churn.txt"
+        self.rate = 0.0
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Churn:
+        if self.wanted:
+            argv = [PYTHON, "-c", CHURN, str(self.wanted), str(self.out)]
+            self.proc = subprocess.Popen(argv)
+            time.sleep(1.0)  # let it reach its pace before anything is measured
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        started, seconds = self.out.read_text().split()
+        self.rate = int(started) / float(seconds)
+
+
 def make_project(folder: Path, n: int) -> None:
     (folder / "scenarios").mkdir(parents=True)
     config = {
@@ -131,9 +203,15 @@ class Sample(NamedTuple):
         return self.total - self.own
 
 
-def measure(argv: list[str], cwd: Path | None = None, *, self_file: Path | None = None) -> Sample:
+def measure(
+    argv: list[str],
+    cwd: Path | None = None,
+    *,
+    self_file: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> Sample:
     """Wall seconds, CPU seconds (total and own) and peak RSS MiB of a command."""
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     if self_file is not None:
         self_file.unlink(missing_ok=True)
         env[SELF_FILE] = str(self_file)
@@ -154,11 +232,14 @@ def measure(argv: list[str], cwd: Path | None = None, *, self_file: Path | None 
     return Sample(wall, total, own, usage.ru_maxrss / 1024)
 
 
-def check_report(folder: Path, n: int) -> None:
+def check_report(folder: Path, n: int, sandbox: str | None = None) -> None:
     reports = sorted((folder / ".axis" / "reports").iterdir())
     manifest = json.loads((reports[-1] / "report.json").read_text())
     s = manifest["summary"]
     assert s["total"] == s["completed"] == n and s["failed"] == 0, s
+    if sandbox is not None:
+        kinds = {run.get("sandbox") for result in manifest["results"] for run in result["runs"]}
+        assert kinds == {sandbox}, f"asked for sandbox {sandbox}, the report says {kinds}"
 
 
 def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
@@ -174,17 +255,76 @@ def med(samples: list[Sample], field: str) -> float:
     return statistics.median(getattr(s, field) for s in samples)
 
 
+@dataclass
+class Config:
+    """One sandbox under one churn condition: its sweep against the shared floor."""
+
+    sandbox: str
+    churn: str
+    rows: list[tuple[int, list[Sample], list[Sample]]] = dataclasses.field(default_factory=list)
+    diffs: dict[str, list[float]] = dataclasses.field(
+        default_factory=lambda: {"wall": [], "total": [], "own": [], "rest": []}
+    )
+    fixed: dict[str, list[float]] = dataclasses.field(
+        default_factory=lambda: {"total": [], "own": [], "rest": []}
+    )
+    latency: dict[int, tuple[list[float], list[float]]] = dataclasses.field(default_factory=dict)
+    """Concurrency 1: N → (floor walls, axis walls)."""
+    load: tuple[float, float] = (0.0, 0.0)
+    """1-minute load average when the churn condition's block started and ended."""
+    churn_rate: float = 0.0
+
+    @property
+    def title(self) -> str:
+        churn = f"churn {self.churn_rate:.0f} processes/s" if self.churn == "on" else "no churn"
+        return f"sandbox {self.sandbox}, {churn}"
+
+    def fit(self, field_name: str) -> tuple[float, float]:
+        return fit([float(n) for n, _, _ in self.rows], self.diffs[field_name])
+
+    def latency_slopes(self) -> tuple[float, float] | None:
+        """Per-job wall at concurrency 1 (floor, axis), from the medians per N."""
+        if len(self.latency) < 2:
+            return None
+        ns = sorted(self.latency)
+        xs = [float(n) for n in ns]
+        floor = fit(xs, [statistics.median(self.latency[n][0]) for n in ns])[1]
+        axis = fit(xs, [statistics.median(self.latency[n][1]) for n in ns])[1]
+        return floor, axis
+
+    def wall_slope(self) -> float:
+        """The axis side's own wall per job at concurrency 15 (fit over N of its medians)."""
+        return fit([float(n) for n, _, _ in self.rows], [med(a, "wall") for _, _, a in self.rows])[
+            1
+        ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ns", default="50,150,300")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--fixed-reps", type=int, default=15, help="N = 1 pairs (0: skip)")
+    parser.add_argument("--sandbox", default="none", help="comma list: none, bwrap")
+    parser.add_argument("--churn", default="off", help="off, on, or both: off,on")
+    parser.add_argument("--churn-rate", type=int, default=200, help="processes a second")
+    parser.add_argument(
+        "--latency-ns", default="", help="concurrency-1 sweep, e.g. 10,40 (empty: skip)"
+    )
+    parser.add_argument("--latency-reps", type=int, default=3)
+    parser.add_argument(
+        "--reference",
+        default="",
+        help="a src/ folder of an earlier tree (git archive REV src | tar -x -C DIR): measured "
+        "alongside as sandbox 'reference' (no --sandbox flag), to tell the machine's state "
+        "from the code's",
+    )
     args = parser.parse_args()
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         print("warning: PYTHONDONTWRITEBYTECODE is set: axis recompiles at start", file=sys.stderr)
     ns = [int(n) for n in args.ns.split(",")]
-    rows = []
-    diffs: dict[str, list[float]] = {"wall": [], "total": [], "own": [], "rest": []}
+    sandboxes = args.sandbox.split(",") + (["reference"] if args.reference else [])
+    latency_ns = [int(n) for n in args.latency_ns.split(",") if n]
+    configs: list[Config] = []
     with tempfile.TemporaryDirectory() as tmp:
         floor_script = Path(tmp) / "floor.py"
         floor_script.write_text(FLOOR.replace("__CMD__", repr(AGENT)))
@@ -192,38 +332,128 @@ def main() -> None:
         axis_script.write_text(AXIS_WRAPPER)
         self_file = Path(tmp) / "self-cpu"
         floor_cmd = [PYTHON, str(floor_script)]
-        axis_cmd = [sys.executable, str(axis_script), "run", "--no-score", "--concurrency", "15"]
+        axis_cmd = [sys.executable, str(axis_script), "run", "--no-score"]
+        projects: dict[int, Path] = {}
+        for n in {*ns, 1, *latency_ns}:
+            projects[n] = Path(tmp) / f"p{n}"
+            make_project(projects[n], n)
 
-        def pair(n: int, project: Path) -> tuple[Sample, Sample]:
-            floor = measure([*floor_cmd, str(n), "15"], self_file=self_file)
-            axis = measure(axis_cmd, project, self_file=self_file)
-            check_report(project, n)
-            return floor, axis
+        def floor_run(n: int, concurrency: int = 15) -> Sample:
+            return measure([*floor_cmd, str(n), str(concurrency)], self_file=self_file)
 
-        for n in ns:
-            project = Path(tmp) / f"p{n}"
-            make_project(project, n)
-            floors, axes = [], []
-            for _ in range(args.reps):
-                floor, axis = pair(n, project)
-                floors.append(floor)
-                axes.append(axis)
-            rows.append((n, floors, axes))
-            for field in diffs:
-                diffs[field].append(med(axes, field) - med(floors, field))
-        fixed: dict[str, list[float]] = {"total": [], "own": [], "rest": []}
-        if args.fixed_reps:
-            project = Path(tmp) / "p1"
-            make_project(project, 1)
-            for _ in range(args.fixed_reps):
-                floor, axis = pair(1, project)
-                for field, values in fixed.items():
-                    values.append(getattr(axis, field) - getattr(floor, field))
+        def axis_run(n: int, sandbox: str, concurrency: int = 15) -> Sample:
+            argv = [*axis_cmd, "--concurrency", str(concurrency)]
+            if sandbox == "reference":  # the earlier tree, as it ran then
+                env = {"PYTHONPATH": args.reference}
+                sample = measure(argv, projects[n], self_file=self_file, extra_env=env)
+                check_report(projects[n], n)
+                return sample
+            sample = measure([*argv, "--sandbox", sandbox], projects[n], self_file=self_file)
+            check_report(projects[n], n, sandbox)
+            return sample
+
+        for churn in args.churn.split(","):
+            block = {sandbox: Config(sandbox, churn) for sandbox in sandboxes}
+            rate = args.churn_rate if churn == "on" else 0
+            with Churn(rate, Path(tmp)) as background:
+                load_start = os.getloadavg()[0]
+                for n in ns:
+                    floors: list[Sample] = []
+                    axes: dict[str, list[Sample]] = {sandbox: [] for sandbox in sandboxes}
+                    for _ in range(args.reps):  # the floor, then each sandbox, alternating
+                        floors.append(floor_run(n))
+                        for sandbox in sandboxes:
+                            axes[sandbox].append(axis_run(n, sandbox))
+                    for sandbox, config in block.items():
+                        config.rows.append((n, floors, axes[sandbox]))
+                        for field_name in config.diffs:
+                            config.diffs[field_name].append(
+                                med(axes[sandbox], field_name) - med(floors, field_name)
+                            )
+                for _ in range(args.fixed_reps):
+                    floor = floor_run(1)
+                    for sandbox, config in block.items():
+                        axis = axis_run(1, sandbox)
+                        for field_name, values in config.fixed.items():
+                            values.append(getattr(axis, field_name) - getattr(floor, field_name))
+                for _ in range(args.latency_reps if latency_ns else 0):
+                    for n in latency_ns:
+                        wall = floor_run(n, 1).wall
+                        for sandbox, config in block.items():
+                            walls = config.latency.setdefault(n, ([], []))
+                            walls[0].append(wall)
+                            walls[1].append(axis_run(n, sandbox, 1).wall)
+                load_end = os.getloadavg()[0]
+            for config in block.values():
+                config.load = (load_start, load_end)
+                config.churn_rate = background.rate
+            configs.extend(block.values())
         startup = {}
         for flag in ("--version", "--help"):
             walls = [measure([AXIS, flag]).wall for _ in range(10)]
             startup[flag] = (statistics.median(walls), min(walls), max(walls))
-    report(ns, rows, diffs, fixed, startup)
+    py = platform.python_version()
+    print(f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python {py}")
+    print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
+    for config in configs:
+        if len(configs) > 1:
+            load = f"1-minute load {config.load[0]:.1f} → {config.load[1]:.1f}"
+            print(f"\n### {config.title} ({load})\n")
+        report(ns, config.rows, config.diffs, config.fixed)
+        slopes = config.latency_slopes()
+        if slopes is not None:
+            floor, axis = slopes
+            print(
+                f"Concurrency 1 (N = {', '.join(map(str, sorted(config.latency)))}, "
+                f"{args.latency_reps} rounds): wall per job floor {floor * 1000:.1f} ms, "
+                f"axis {axis * 1000:.1f} ms (over the floor {(axis - floor) * 1000:.1f} ms)\n"
+            )
+    for flag, (m, lo, hi) in startup.items():
+        print(f"`axis {flag}`: {m * 1000:.0f} ms [{lo * 1000:.0f}–{hi * 1000:.0f}] (10 runs)")
+    if len(configs) > 1:
+        summary(configs)
+
+
+def summary(configs: list[Config]) -> None:
+    """The sandboxes side by side: per-job harness CPU and wall, and what each adds to
+    ``none`` under the same churn condition."""
+    print("\n### Summary\n")
+    header = [
+        "sandbox", "churn", "load (1 min)", "own CPU/job over floor", "rest/job",
+        "fixed N = 1 (own + rest)", "wall/job c=15", "added wall/job vs none c=15",
+        "latency/job c=1 (over floor)", "added latency/job vs none c=1",
+    ]  # fmt: skip
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    base = {c.churn: c for c in configs if c.sandbox == "none"}
+    for c in configs:
+        own, rest = c.fit("own")[1], c.fit("rest")[1]
+        both = [o + r for o, r in zip(c.fixed["own"], c.fixed["rest"], strict=True)]
+        fixed = f"{statistics.median(both) * 1000:.0f} ms" if both else "–"
+        ref = base.get(c.churn)
+        added_wall = (
+            f"{(c.wall_slope() - ref.wall_slope()) * 1000:+.1f} ms"
+            if ref is not None and ref is not c
+            else "–"
+        )
+        slopes, ref_slopes = c.latency_slopes(), ref.latency_slopes() if ref else None
+        latency = (
+            f"{slopes[1] * 1000:.1f} ms ({(slopes[1] - slopes[0]) * 1000:+.1f} ms)"
+            if slopes
+            else "–"
+        )
+        added_latency = (
+            f"{(slopes[1] - ref_slopes[1]) * 1000:+.1f} ms"
+            if slopes and ref_slopes and ref is not c
+            else "–"
+        )
+        churn = f"{c.churn_rate:.0f}/s" if c.churn == "on" else "off"
+        cells = [
+            c.sandbox, churn, f"{c.load[0]:.1f} → {c.load[1]:.1f}",
+            f"{own * 1000:.2f} ms", f"{rest * 1000:.2f} ms", fixed,
+            f"{c.wall_slope() * 1000:.1f} ms", added_wall, latency, added_latency,
+        ]  # fmt: skip
+        print("| " + " | ".join(cells) + " |")
 
 
 def report(
@@ -231,11 +461,7 @@ def report(
     rows: list[tuple[int, list[Sample], list[Sample]]],
     diffs: dict[str, list[float]],
     fixed: dict[str, list[float]],
-    startup: dict[str, tuple[float, float, float]],
 ) -> None:
-    py = platform.python_version()
-    print(f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python {py}")
-    print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     header = [
         "N", "floor wall (s)", "axis wall (s)", "floor peak RSS", "axis peak RSS",
         "CPU total floor → axis (s)", "own CPU floor → axis (s)", "rest floor → axis (s)",
@@ -281,8 +507,6 @@ def report(
                 f"{statistics.median(values):.3f} s [IQR {q1:.3f}–{q3:.3f}]"
             )
         print()
-    for flag, (m, lo, hi) in startup.items():
-        print(f"`axis {flag}`: {m * 1000:.0f} ms [{lo * 1000:.0f}–{hi * 1000:.0f}] (10 runs)")
 
 
 if __name__ == "__main__":

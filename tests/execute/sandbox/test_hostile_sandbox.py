@@ -146,14 +146,16 @@ def escape_job(
     setup: tuple[str, ...] = (),
     teardown: tuple[str, ...] = (),
     checks: tuple[tuple[str, str], ...] = (),
+    script: str = "escape_artist.py",
 ) -> JobSpec:
-    """A job whose agent is the escape artist, following ``plan``."""
+    """A job whose agent is the escape artist, following ``plan`` (``script``: its file,
+    in tests/agents or by absolute path)."""
     encoded = base64.b64encode(json.dumps(plan).encode()).decode()
     scenario = Scenario(
         key=f"s{number}",
         base_key=f"s{number}",
         name="S",
-        prompt=f"escape_artist.py {token} @HARNESS@ @SENTINEL@ {encoded}",
+        prompt=f"{script} {token} @HARNESS@ @SENTINEL@ {encoded}",
         judge=[ResolvedCheck(check=text, weight=1.0, run=run) for text, run in checks] or "j",
         setup=[RunScriptAction(action="run_script", command=c) for c in setup],
         teardown=[RunScriptAction(action="run_script", command=c) for c in teardown],
@@ -499,7 +501,11 @@ def probes(
         neighbour = jobs_root / "axis-1-999" / "work" / "notes.txt"
         neighbour.parent.mkdir(parents=True)
         neighbour.write_text(world.secrets["other_job"])
-        tokens = {name: new_token() for name in ("neighbour", "acp", "symlink", "kernel")}
+        names = ("neighbour", "acp", "symlink", "kernel", "home_script")
+        tokens = {name: new_token() for name in names}
+        # An agent configured as a script in the user's HOME (`python3 ~/agent.py`).
+        home_script = world.home / "agent.py"
+        shutil.copy(TESTS / "agents" / "escape_artist.py", home_script)
         acp_outside = world.home / tokens["acp"]
         acp_plan = {
             "write": [[str(acp_outside), "x"], ["$CWD/inside.txt", "x"]],
@@ -525,6 +531,11 @@ def probes(
             ),
             "kernel": escape_job(
                 4, world, tokens["kernel"], mode, {"open_for_write": KERNEL_SETTINGS}
+            ),
+            "home_script": escape_job(
+                5, world, tokens["home_script"], mode,
+                {"reads": [str(world.planted["id_rsa"]), str(world.planted["aws"])]},
+                script=str(home_script),
             ),
         }  # fmt: skip
         result = run_harness(world, list(jobs.values()), list(tokens.values()), tmp_base=jobs_root)
@@ -580,3 +591,12 @@ def test_kernel_settings_stay_read_only_in_the_sandbox(probes: Probes) -> None:
     assert outcome.status == "completed", outcome.error
     opened = by_target(findings(outcome), "open-w")
     assert [path for path in KERNEL_SETTINGS if opened[path]["ok"]] == []
+
+
+def test_an_agent_script_in_the_parents_home_does_not_open_the_home(probes: Probes) -> None:
+    """The script itself must be readable (the agent runs), the rest of HOME not."""
+    outcome = probes.outcomes["home_script"]
+    assert outcome.status == "completed", outcome.error
+    reads = by_target(findings(outcome), "read")
+    leaked = [name for name in ("id_rsa", "aws") if reads[str(probes.world.planted[name])]["ok"]]
+    assert leaked == [], f"the parent's HOME is readable: {leaked}"

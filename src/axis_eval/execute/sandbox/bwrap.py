@@ -125,14 +125,19 @@ HARNESS_CODE = str(Path(__file__).resolve().parents[3])
 code, which a confined Python agent or check may import."""
 
 
-def named_folders(argv: Sequence[str]) -> list[str]:
-    """The folders of the files a command line names by absolute path: the program, and a
-    script an interpreter runs (``python /path/agent.py``), with the modules beside it."""
-    return [
-        os.path.dirname(arg)
-        for arg in argv
-        if arg.startswith("/") and "\0" not in arg and os.path.isfile(arg)
-    ]
+def named_folders(argv: Sequence[str], guarded: Sequence[str] = ()) -> list[str]:
+    """What of the files a command line names by absolute path stays readable: the program,
+    and a script an interpreter runs (``python /path/agent.py``), with the modules beside
+    it. A folder that is, or holds, a ``guarded`` (hidden) folder is never opened this way:
+    the file alone is (``python3 ~/agent.py`` must not open the HOME)."""
+    out: list[str] = []
+    for arg in argv:
+        if not arg.startswith("/") or "\0" in arg or not os.path.isfile(arg):
+            continue
+        folder = os.path.dirname(os.path.realpath(arg))
+        opens_guarded = any(_under(os.path.realpath(g), folder) for g in guarded if g)
+        out.append(os.path.realpath(arg) if opens_guarded else folder)
+    return out
 
 
 def _under(path: str, folder: str) -> bool:
@@ -357,12 +362,14 @@ class BwrapSandbox:
 
     def _options(self, env: dict[str, str], argv: Sequence[str]) -> list[str]:
         # The folders of what the command line names stay readable (a configured command).
-        folders = tuple(named_folders(argv))
+        guarded = [*HIDDEN_ALWAYS, *self._homes, *self._hidden]
+        folders = tuple(named_folders(argv, guarded))
         options = self._prefix.get(folders)
         if options is None:
             readable = [
                 *default_readable(self._config_dir, env.get("PATH", os.defpath)),
-                *_existing_dirs([*self._readable, *folders]),
+                *_existing_dirs(self._readable),
+                *folders,  # folders, or single files where a folder would open a hidden one
             ]
             options = self._prefix[folders] = bwrap_args(
                 self._dirs,
