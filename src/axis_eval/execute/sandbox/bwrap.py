@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -98,20 +99,33 @@ def _toolchain_root(entry: str) -> str:
 
 
 def default_readable(config_dir: str, env_path: str) -> list[str]:
+    """:func:`_default_readable`, resolved once per run's inputs (about 50 ``realpath``
+    calls: per job they cost more than the ``/proc`` scans a namespace saves)."""
+    keys = (READABLE_ENV, "AXIS_AGENTS_DIR", "XDG_CACHE_HOME", "HOME")
+    return list(_default_readable(config_dir, env_path, tuple(os.environ.get(k) for k in keys)))
+
+
+@functools.lru_cache(maxsize=64)
+def _default_readable(
+    config_dir: str, env_path: str, environ: tuple[str | None, ...]
+) -> tuple[str, ...]:
     """What a confined job must still read where it lives under a hidden folder: the config
     folder, the agent CLIs, the folders of ``PATH`` (a version manager's whole folder, see
     :data:`TOOLCHAIN_HOMES`) and this Python's installation."""
+    del environ  # part of the cache key only: agents_dir() and the extras read it
     entries = [_toolchain_root(os.path.realpath(e)) for e in env_path.split(os.pathsep) if e]
-    return _existing_dirs(
-        [
-            config_dir,
-            str(agents_dir()),
-            *entries,
-            sys.prefix,
-            sys.base_prefix,
-            HARNESS_CODE,
-            *os.environ.get(READABLE_ENV, "").split(os.pathsep),
-        ]
+    return tuple(
+        _existing_dirs(
+            [
+                config_dir,
+                str(agents_dir()),
+                *entries,
+                sys.prefix,
+                sys.base_prefix,
+                HARNESS_CODE,
+                *os.environ.get(READABLE_ENV, "").split(os.pathsep),
+            ]
+        )
     )
 
 
