@@ -21,8 +21,6 @@ from axis_eval._util.defaults import empty_list
 from axis_eval.config._base import Bounds, InputModel, NonEmptyStr
 
 __all__ = [
-    "SANDBOX_KINDS",
-    "SANDBOX_MODES",
     "Cpus",
     "MemoryMb",
     "NetworkMode",
@@ -37,8 +35,6 @@ SandboxMode = Literal["auto", "none", "bwrap", "docker"]
 """What a config asks for; ``auto`` is ``bwrap`` where a probe shows it works, else ``none``."""
 SandboxKind = Literal["none", "bwrap", "docker"]
 """What actually confined a run (recorded per run in the report)."""
-SANDBOX_KINDS: tuple[SandboxKind, ...] = ("none", "bwrap", "docker")
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "none", "bwrap", "docker")
 NetworkMode = Literal["host", "none"]
 """``host``: the host's network (agents reach their model API); ``none``: loopback only."""
 

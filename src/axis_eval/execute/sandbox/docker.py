@@ -70,13 +70,10 @@ from axis_eval.execute.workspace import JobDirs
 if TYPE_CHECKING:
     from axis_eval.execute.guest import GuestClient
 
-__all__ = ["DEFAULT_IMAGE", "DockerSandbox", "DockerSandboxes"]
+__all__ = ["DockerSandbox", "DockerSandboxes"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_IMAGE = DEFAULT_AGENT_IMAGE
-"""The agent image ``make build-agent-image`` builds (docker/build_agents.py), used when a
-policy names none (``sandbox.image``); defined in :mod:`axis_eval.config.sandbox`."""
 READY_TIMEOUT_S = 30.0
 """How long a started container's runner gets to listen on its socket."""
 CONNECT_TIMEOUT_S = 10.0
@@ -128,7 +125,7 @@ class DockerSandboxes:
             )
         await self._begin()
         key = ContainerKey(
-            policy.image or DEFAULT_IMAGE,
+            policy.image or DEFAULT_AGENT_IMAGE,
             policy.network,
             policy.memory_mb,
             policy.pids,

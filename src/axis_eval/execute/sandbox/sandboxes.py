@@ -1,8 +1,8 @@
 """The run's sandboxes: one :class:`~.base.JobSandbox` per job, of the kind its policy asks.
 
 ``auto`` becomes ``bwrap`` when a probe shows bubblewrap works on this machine (once per
-process: a remote worker probes its own), else ``none``; :meth:`Sandboxes.fallback` says why,
-for the loud warning ``axis run`` prints before any job starts.
+process: a remote worker probes its own), else ``none``; ``axis run`` says so, with the
+probe's reason, before any job starts (``pipeline.checks.sandbox_preflight``).
 """
 
 from __future__ import annotations
@@ -46,14 +46,6 @@ class Sandboxes:
         from axis_eval.execute.sandbox.probe import bwrap_problem
 
         return "none" if bwrap_problem() else "bwrap"
-
-    def fallback(self, modes: Sequence[SandboxMode]) -> str | None:
-        """Why ``auto`` is ``none`` here (None when no job asks for ``auto`` or bwrap works)."""
-        if "auto" not in modes:
-            return None
-        from axis_eval.execute.sandbox.probe import bwrap_problem
-
-        return bwrap_problem()
 
     async def open(
         self, policy: SandboxPolicy, dirs: JobDirs, marker: str, config_dir: str
