@@ -10,7 +10,6 @@ from axis_eval.execute.process import activity, children
 from axis_eval.execute.process.reaping import is_subreaper
 from axis_eval.execute.process.spawning import (
     PIPE_DRAIN_S,
-    AgentProcess,
     ManagedProcess,
     ProcessSpec,
     Spawner,
@@ -44,13 +43,6 @@ async def _tail(reader: asyncio.StreamReader, cap: int) -> bytes:
         if len(buf) > 2 * cap:
             del buf[:-cap]
     return bytes(buf[-cap:])
-
-
-def _close_pipes(proc: ManagedProcess) -> None:
-    """Stop reading the output of an exited command: a local process's pipes are closed; a
-    sandbox's process stops streaming when it is stopped (the job's end does it)."""
-    if isinstance(proc, AgentProcess):
-        proc.close_pipes()
 
 
 async def _exits_in_time(
@@ -107,16 +99,13 @@ async def run_shell(
             await proc.stop(grace_s)
         remaining = timeout_s - (time.monotonic() - started)
         await asyncio.wait(readers, timeout=min(PIPE_DRAIN_S, max(remaining, 0.1)))
-        _close_pipes(proc)
+        proc.close_pipes()
         out, err = await asyncio.gather(*readers)
     except BaseException:
         for reader in readers:
             reader.cancel()
-        if isinstance(proc, AgentProcess):
-            proc.kill_now()
-            proc.close_pipes()
-        else:  # a sandbox's process: its stop is the only way to end it
-            await asyncio.shield(proc.stop(0))
+        proc.kill_now()
+        proc.close_pipes()
         raise
     if spawner is spawn and not children.has_marker(marker) and not is_subreaper():
         # (A sandbox owns its commands' processes: the job's end stops them.) What the

@@ -311,6 +311,9 @@ class BwrapProcess:
             self._stopped = True
             self._on_stopped(self)
 
+    def close_pipes(self) -> None:
+        self._outer.close_pipes()
+
     def kill_now(self) -> None:
         """SIGKILL bwrap at once (its namespace follows); :meth:`stop` is still due."""
         self._outer.signal(signal.SIGKILL)

@@ -140,7 +140,7 @@ class DockerSandbox:
         kept: list[ManagedProcess] = []
         for proc in self._procs:
             if proc.exited and proc.stdout.at_eof() and proc.stderr.at_eof():
-                _close_pipes(proc)
+                proc.close_pipes()
             else:
                 kept.append(proc)
         self._procs = kept
@@ -167,16 +167,9 @@ class DockerSandbox:
             return
         self._closed = True
         for proc in self._procs:
-            _close_pipes(proc)  # the container's removal kills them all at once
+            proc.close_pipes()  # the container's removal kills them all at once
         self._procs.clear()
         await self._owner.discard(self._container)
-
-
-def _close_pipes(proc: ManagedProcess) -> None:
-    """Stop streaming a guest process's output (its connection closes); never signals it."""
-    close = getattr(proc, "close_pipes", None)
-    if close is not None:
-        close()
 
 
 def safe_name(text: str) -> str:
