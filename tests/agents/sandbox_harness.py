@@ -3,16 +3,19 @@
 Usage: ``sandbox_harness.py REQUEST RESULT``. REQUEST is a JSON file::
 
     {"jobs": [JobSpec, ...], "tokens": [str, ...], "tmp_base": str,
-     "hidden": [str, ...], "checks": bool, "bare": bool}
+     "hidden": [str, ...], "checks": bool, "bare": bool,
+     "python": str, "agents": str}
 
 Around the jobs: this process a child subreaper with the orphan reaper and the run's
 sentinel (the sentinel inherits this environment, as ``axis run``'s does), the run's
-:class:`Sandboxes` hiding ``hidden`` (the pipeline passes ``<config_dir>/.axis``). With
+:class:`Sandboxes` hiding ``hidden`` (the pipeline passes ``<config_dir>/.axis``), closed
+at the end as the pipeline closes it. With
 ``bare`` only the sentinel: no subreaper and no orphan reaper, so whatever a job leaves is
 not this process's to find (what a sandbox must end on its own). Each job's
-agent (adapter ``scripted``) is the tests/agents script its prompt names (``script
-arg...``); ``@HARNESS@`` and ``@SENTINEL@`` in a prompt become this process's pid and the
-sentinel's. Adapter ``acp`` runs tests/agents/acp_escape.py over ACP. With ``checks``
+agent (adapter ``scripted``) is the script its prompt names (``script arg...``), in the
+folder ``agents`` (default tests/agents), run by ``python`` (default this interpreter; a
+container's ``python3`` under docker); ``@HARNESS@`` and ``@SENTINEL@`` in a prompt become this process's pid and the
+sentinel's. Adapter ``acp`` runs ``acp_escape.py`` there over ACP. With ``checks``
 the rubric's ``run`` checks run through the real scorer (``JudgeScorer.run_checks``, in the
 job's sandbox); nothing is judged.
 
@@ -74,21 +77,21 @@ def _get_result(ctx: ResultContext[Answer]) -> AdapterResult:
     return AdapterResult(ctx.state.text)
 
 
-def adapter() -> AgentAdapter[Answer]:
+def adapter(python: str, agents: Path) -> AgentAdapter[Answer]:
     return create_agent_adapter(
         name="scripted",
         build_args=lambda inp: inp.prompt.split()[1:],
         initial_state=Answer,
         stream=LinesMode(on_line=_on_line),
         get_result=_get_result,
-        resolve_command=lambda inp: [sys.executable, str(HERE / inp.prompt.split()[0])],
+        resolve_command=lambda inp: [python, str(agents / inp.prompt.split()[0])],
     )
 
 
-def acp_adapter() -> AgentAdapter[Any]:
+def acp_adapter(python: str, agents: Path) -> AgentAdapter[Any]:
     from axis_eval.adapters.acp import create_acp_adapter
 
-    return create_acp_adapter(name="acp", command=[sys.executable, str(HERE / "acp_escape.py")])
+    return create_acp_adapter(name="acp", command=[python, str(agents / "acp_escape.py")])
 
 
 class ChecksOnly:
@@ -145,15 +148,19 @@ async def main(request: dict[str, Any]) -> dict[str, Any]:
         if not request.get("bare"):
             await scope.enter_async_context(OrphanReaper())
         checks = ChecksOnly(token, env) if request.get("checks") else None
+        python = request.get("python", sys.executable)
+        agents = Path(request.get("agents", HERE))
+        sandboxes = Sandboxes(token, hidden=request.get("hidden", []))
+        scope.push_async_callback(sandboxes.aclose)  # a docker run's spare containers
         ctx = JobContext(
             run_token=token,
-            adapters={"scripted": adapter(), "acp": acp_adapter()},
+            adapters={"scripted": adapter(python, agents), "acp": acp_adapter(python, agents)},
             parent_env=env,
             stop=StopSignal(),
             grace_s=0.5,
             tmp_base=request["tmp_base"],
             scorer=checks,
-            sandboxes=Sandboxes(token, hidden=request.get("hidden", [])),
+            sandboxes=sandboxes,
         )
         outcomes, left, walls = [], [], []
         for raw, job_token in zip(request["jobs"], request["tokens"], strict=True):

@@ -43,6 +43,8 @@ from axis_eval.execute.sandbox.bwrap import default_readable
 from axis_eval.execute.sandbox.probe import bwrap_problem
 from axis_eval.planning.models import AgentSpec, JobSpec
 
+from .conftest import AGENT_IMAGE
+
 PY = sys.executable
 TESTS = Path(__file__).resolve().parents[2]
 HARNESS = TESTS / "agents" / "sandbox_harness.py"
@@ -55,10 +57,19 @@ SECRET_NAME = "AXIS_TEST_SECRET"
 needs_bwrap = pytest.mark.skipif(
     bwrap_problem() is not None, reason=f"bubblewrap cannot confine here: {bwrap_problem()}"
 )
-SANDBOX_MODES = [pytest.param("none"), pytest.param("bwrap", marks=needs_bwrap)]
-"""Every mode the hostile suite runs under (docker joins here, with its own skip mark)."""
-CONFINING = {"bwrap"}
-"""Modes under which nothing outside the job may be reached (docker joins here)."""
+DOCKER_MARKS = [pytest.mark.slow, pytest.mark.xdist_group("docker"), pytest.mark.timeout(300)]
+"""A docker test runs on the xdist worker of the session's private dockerd (conftest.py),
+which skips it loudly (fails under ``CI=true``) where Docker cannot run."""
+SANDBOX_MODES = [
+    pytest.param("none"),
+    pytest.param("bwrap", marks=needs_bwrap),
+    pytest.param("docker", marks=DOCKER_MARKS),
+]
+"""Every mode the hostile suite runs under."""
+IMAGE_HOME = {".bashrc", ".profile"}
+"""What the agent image's HOME (root's, or a user's from /etc/skel) holds."""
+CONFINING = {"bwrap", "docker"}
+"""Modes under which nothing outside the job may be reached."""
 CONFINING_MODES = [param for param in SANDBOX_MODES if param.values[0] in CONFINING]
 
 
@@ -77,6 +88,12 @@ class World:
     """What must never reach a confined agent: name → value."""
     written: list[Path] = field(default_factory=list)
     """Host paths a test's agents may have written (removed afterwards)."""
+
+    @property
+    def agents(self) -> Path:
+        """The test agents, copied into the config folder: the one host folder a docker
+        job's container mounts (read-only), so every mode runs the same copies."""
+        return self.project / "agents"
 
     @property
     def reports(self) -> Path:
@@ -116,6 +133,9 @@ def planted_world(tmp_path: Path) -> Iterator[World]:
         w.secrets[name] = f"{name}-secret-{uuid.uuid4().hex}"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(w.secrets[name])
+    w.agents.mkdir()
+    for script in ("escape_artist.py", "acp_escape.py"):
+        shutil.copy(TESTS / "agents" / script, w.agents / script)
     try:
         yield w
     finally:
@@ -128,6 +148,14 @@ def planted_world(tmp_path: Path) -> Iterator[World]:
 def world(tmp_path: Path) -> Iterator[World]:
     with planted_world(tmp_path) as w:
         yield w
+
+
+@pytest.fixture(autouse=True)
+def _docker_for_docker_mode(request: pytest.FixtureRequest) -> None:
+    """A test run under ``docker`` gets the session's private daemon as its Docker."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and callspec.params.get("mode") == "docker":
+        request.getfixturevalue("docker_sandbox")
 
 
 def new_token() -> str:
@@ -149,7 +177,7 @@ def escape_job(
     script: str = "escape_artist.py",
 ) -> JobSpec:
     """A job whose agent is the escape artist, following ``plan`` (``script``: its file,
-    in tests/agents or by absolute path)."""
+    in ``world.agents`` or by absolute path); under docker, in the test agent image."""
     encoded = base64.b64encode(json.dumps(plan).encode()).decode()
     scenario = Scenario(
         key=f"s{number}",
@@ -168,7 +196,9 @@ def escape_job(
         run_count=1,
         time_limit_s=time_limit_s,
         config_dir=str(world.project),
-        sandbox=SandboxPolicy(mode=mode, network=network),
+        sandbox=SandboxPolicy(
+            mode=mode, network=network, image=AGENT_IMAGE if mode == "docker" else None
+        ),
     )
 
 
@@ -204,9 +234,12 @@ def run_harness(
     folders go (default ``world.tmp_base``)."""
     request = world.tmp_path / "request.json"
     result = world.tmp_path / "result.json"
+    in_docker = {job.sandbox.mode for job in jobs} == {"docker"}
     request.write_text(
         json.dumps(
             {
+                "python": "python3" if in_docker else PY,  # the image's, or this one
+                "agents": str(world.agents),
                 "jobs": [job.model_dump(mode="json") for job in jobs],
                 "tokens": tokens,
                 "tmp_base": str(tmp_base or world.tmp_base),
@@ -350,7 +383,7 @@ def assert_confined(
     lists = by_target(found, "list")
     procs = [int(name) for name in lists["/proc"]["data"] if name.isdigit()]
     assert result["harness"] not in procs and result["sentinel"] not in procs
-    assert 1 in procs  # its own PID namespace: bwrap is its init
+    assert 1 in procs  # its own PID namespace: bwrap, or the runner, is its init
     reports = lists[str(world.reports)]
     assert not reports["ok"] or reports["data"] == [], reports
     assert not lists[str(world.other_work)]["ok"]
@@ -358,13 +391,18 @@ def assert_confined(
     assert len(beside) == 1 and beside[0].startswith(f"axis-{result['harness']}-"), beside
     home = lists[str(world.home)]
     assert not home["ok"] or home["data"] == [], home
-    # The user's real HOME (always hidden): only the folders a job must read show through.
+    # The user's real HOME (always hidden): only the folders a job must read show through
+    # under bwrap; a container has the image's own HOME (Debian's skeleton files), no host's.
     user_home = pwd.getpwuid(os.getuid()).pw_dir
-    allowed = {
-        Path(folder).relative_to(user_home).parts[0]
-        for folder in default_readable(str(world.project), os.environ.get("PATH", ""))
-        if Path(user_home) in Path(folder).parents
-    }
+    allowed = (
+        IMAGE_HOME
+        if outcome.sandbox == "docker"
+        else {
+            Path(folder).relative_to(user_home).parts[0]
+            for folder in default_readable(str(world.project), os.environ.get("PATH", ""))
+            if Path(user_home) in Path(folder).parents
+        }
+    )
     seen = lists[user_home]
     assert not seen["ok"] or set(seen["data"]) <= allowed, (seen["data"], allowed)
     assert [path for path in paths if path.exists()] == [], "a write reached the host"
@@ -496,6 +534,16 @@ def probes(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Probes]:
     mode: SandboxMode = request.param
+    with contextlib.ExitStack() as scope:
+        if mode == "docker":  # the session's daemon (module scope: no monkeypatch fixture)
+            docker = request.getfixturevalue("agent_docker")
+            patch = scope.enter_context(pytest.MonkeyPatch.context())
+            patch.setenv("DOCKER_HOST", docker.env["DOCKER_HOST"])
+            patch.delenv("DOCKER_CONTEXT", raising=False)
+        yield from _probe(mode, tmp_path_factory)
+
+
+def _probe(mode: SandboxMode, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Probes]:
     with planted_world(tmp_path_factory.mktemp("probes")) as world:
         jobs_root = world.home.parent / "jobs"
         neighbour = jobs_root / "axis-1-999" / "work" / "notes.txt"
@@ -538,6 +586,8 @@ def probes(
                 script=str(home_script),
             ),
         }  # fmt: skip
+        if mode == "docker":  # a container holds no host HOME: a script there cannot run
+            del jobs["home_script"], tokens["home_script"]
         result = run_harness(world, list(jobs.values()), list(tokens.values()), tmp_base=jobs_root)
         yield Probes(
             world, dict(zip(jobs, result["outcomes"], strict=True)), neighbour, acp_outside
@@ -593,6 +643,9 @@ def test_kernel_settings_stay_read_only_in_the_sandbox(probes: Probes) -> None:
     assert [path for path in KERNEL_SETTINGS if opened[path]["ok"]] == []
 
 
+@pytest.mark.parametrize(
+    "probes", [p for p in CONFINING_MODES if p.values[0] == "bwrap"], indirect=True
+)  # docker mounts no host HOME: the script is not in the container at all
 def test_an_agent_script_in_the_parents_home_does_not_open_the_home(probes: Probes) -> None:
     """The script itself must be readable (the agent runs), the rest of HOME not."""
     outcome = probes.outcomes["home_script"]
