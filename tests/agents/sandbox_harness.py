@@ -14,10 +14,10 @@ at the end as the pipeline closes it. With
 not this process's to find (what a sandbox must end on its own). Each job's
 agent (adapter ``scripted``) is the script its prompt names (``script arg...``), in the
 folder ``agents`` (default tests/agents), run by ``python`` (default this interpreter; a
-container's ``python3`` under docker); ``@HARNESS@`` and ``@SENTINEL@`` in a prompt become this process's pid and the
-sentinel's. Adapter ``acp`` runs ``acp_escape.py`` there over ACP. With ``checks``
-the rubric's ``run`` checks run through the real scorer (``JudgeScorer.run_checks``, in the
-job's sandbox); nothing is judged.
+container's ``python3`` under docker); ``@HARNESS@`` and ``@SENTINEL@`` in a prompt become
+this process's pid and the sentinel's. Adapter ``acp`` runs ``acp_escape.py`` there over
+ACP. With ``checks`` the rubric's ``run`` checks run through the real scorer
+(``JudgeScorer.run_checks``, in the job's sandbox); nothing is judged.
 
 The test starts this process with the secrets it plants (a secret variable in the
 environment, HOME at a fake home), so ``/proc/<this pid>/environ`` holds them as a real
