@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runs",),
     ("report",),
     ("pipeline", "schemas", "scaffold"),
+    ("distributed",),  # an executor that needs the pipeline's adapter loading on its workers
     ("cli", "__main__", "__init__"),
 )
 """Bottom to top. ``__init__`` is the package root (its public API, loaded lazily)."""
@@ -40,6 +41,7 @@ FORMATS = {
     "axis_eval.config.scenario",
     "axis_eval.config.actions",
     "axis_eval.config.sandbox",
+    "axis_eval.config.executor",
     "axis_eval.planning.models",
     "axis_eval.execute.models",
     "axis_eval.transcript.models",

@@ -14,12 +14,14 @@ if TYPE_CHECKING:
     from axis_eval.config.load import find_config as find_config, load_config as load_config
     from axis_eval.config.models import Config as Config, LoadedConfig as LoadedConfig
     from axis_eval.config.scenario import Scenario as Scenario
+    from axis_eval.distributed import DaskExecutor as DaskExecutor
     from axis_eval.errors import (
         AxisError as AxisError,
         ConfigError as ConfigError,
         PreflightError as PreflightError,
         UsageError as UsageError,
     )
+    from axis_eval.execute.executor import Executor as Executor, LocalExecutor as LocalExecutor
     from axis_eval.pipeline import (
         RunOptions as RunOptions,
         RunOutcome as RunOutcome,
@@ -37,6 +39,9 @@ _EXPORTS = {
     "AxisError": "axis_eval.errors",
     "Config": "axis_eval.config.models",
     "ConfigError": "axis_eval.errors",
+    "DaskExecutor": "axis_eval.distributed",
+    "Executor": "axis_eval.execute.executor",
+    "LocalExecutor": "axis_eval.execute.executor",
     "JobSpec": "axis_eval.planning.models",
     "LoadedConfig": "axis_eval.config.models",
     "Plan": "axis_eval.planning.models",

@@ -47,6 +47,9 @@ class Display(Protocol):
     def tokens(self, job: JobSpec, total: int) -> None:
         """A job's live token count grew."""
 
+    def placed(self, job: JobSpec, where: str) -> None:
+        """A job runs elsewhere than this process (``where``: a Dask worker's address)."""
+
     def finished(self, job: JobSpec, view: JobView) -> None:
         """A job ended (completed, failed or cancelled)."""
 
@@ -67,6 +70,9 @@ class NullDisplay:
         return None
 
     def tokens(self, job: JobSpec, total: int) -> None:
+        return None
+
+    def placed(self, job: JobSpec, where: str) -> None:
         return None
 
     def finished(self, job: JobSpec, view: JobView) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import click
 import pytest
 
+from axis_eval import DaskExecutor, load_config
 from axis_eval.cli.run import run_command
 from axis_eval.cli.run_options import RunCommandOptions
 
@@ -38,6 +39,9 @@ BAD_MIXES = {
     "force-alone": (["--force"], "--force only applies to --resume"),
     "dry-junit": (["--dry-run", "--junit", "j.xml"], "cannot be combined with --dry-run"),
     "dry-summary": (["--dry-run", "--summary-md", "s.md"], "cannot be combined with --dry-run"),
+    "scheduler-workers": (["--scheduler", "tcp://h:1", "--workers", "2"], "cannot be combined"),
+    "local-workers": (["--executor", "local", "--workers", "2"], "--workers needs --executor d"),
+    "local-scheduler": (["--executor", "local", "--scheduler", "x"], "--scheduler needs --exec"),
 }
 
 
@@ -70,9 +74,11 @@ def test_the_library_options_carry_every_flag(tmp_path: Path) -> None:
     )
     tape = options.config_overrides()
     assert tape == {"model_server": {"tape": str(Path("t.yaml").resolve())}}
-    display, loaded = object(), object()  # carried, not read
+    display = object()  # carried, not read
+    (tmp_path / "axis.config.json").write_text('{"agents": ["claude-code"]}')
+    loaded = load_config(str(tmp_path))
     built = options.pipeline_options(
-        loaded=loaded,  # type: ignore[arg-type]
+        loaded=loaded,
         selection=selection,
         resume=None,
         display=display,  # type: ignore[arg-type]
@@ -85,6 +91,7 @@ def test_the_library_options_carry_every_flag(tmp_path: Path) -> None:
         True, True, 60, 0.5,
     )  # fmt: skip
     assert (built.resume, built.force) == (None, False)
+    assert built.executor is None  # local: the session makes its own
 
 
 def test_the_ci_flags_come_from_the_model() -> None:
@@ -96,3 +103,43 @@ def test_the_ci_flags_come_from_the_model() -> None:
         70, "default", "j.xml", None, True,
     )  # fmt: skip
     assert RunCommandOptions.from_click(parsed()).config_overrides() is None
+
+
+def _loaded(tmp_path: Path, executor: object = None) -> Any:
+    settings = {"executor": executor} if executor is not None else {}
+    body = {"agents": ["claude-code"], "settings": {"concurrency": 6, **settings}}
+    (tmp_path / "axis.config.json").write_text(__import__("json").dumps(body))
+    return load_config(str(tmp_path))
+
+
+EXECUTORS = {
+    "default": ([], None, None, None),
+    "config-kind": ([], "dask", ("dask", None, None), None),
+    "config-object": ([], {"kind": "dask", "scheduler": "tcp://s:1"},
+                      ("dask", "tcp://s:1", None), None),
+    "env-scheduler": (["--executor", "dask"], None, ("dask", "tcp://e:2", None), "tcp://e:2"),
+    "flag-wins": (["--scheduler", "tcp://f:3"], {"kind": "dask", "scheduler": "tcp://s:1"},
+                  ("dask", "tcp://f:3", None), "tcp://e:2"),
+    "workers-implies": (["--workers", "3"], {"kind": "dask", "scheduler": "tcp://s:1"},
+                        ("dask", None, 3), "tcp://e:2"),
+    "flag-local": (["--executor", "local"], {"kind": "dask", "workers": 2}, None, None),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(EXECUTORS))
+def test_the_executor_comes_from_the_flags_then_the_config_then_the_environment(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args, configured, expected, env = EXECUTORS[case]
+    if env is None:
+        monkeypatch.delenv("AXIS_DASK_SCHEDULER", raising=False)
+    else:
+        monkeypatch.setenv("AXIS_DASK_SCHEDULER", env)
+    options = RunCommandOptions.from_click(parsed(*args))
+    built = options.executor_for(_loaded(tmp_path, configured))
+    if expected is None:
+        assert built is None
+        return
+    assert isinstance(built, DaskExecutor)
+    assert ("dask", built.scheduler, built.workers) == expected
+    assert built.concurrency == 6  # settings.concurrency: the global cap

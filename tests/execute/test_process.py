@@ -234,7 +234,9 @@ async def test_env_is_exactly_the_given_env_plus_the_marker(
     assert got == {**env, "AXIS_JOB_MARKER": marker}
 
 
-@pytest.mark.parametrize("data", [b"hello\nworld\n", b"x" * 300_000, None])
+@pytest.mark.parametrize(
+    "data", [b"hello\nworld\n", b"x" * 300_000, None], ids=["lines", "300k", "none"]
+)
 async def test_stdin_data_is_delivered_then_closed(marker: str, data: bytes | None) -> None:
     proc = await spawn(spec([PY, agent("proc_echo.py")], marker, stdin_data=data))
     try:

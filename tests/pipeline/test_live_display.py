@@ -35,6 +35,13 @@ class Scripted:
 
     def __init__(self, statuses: dict[str, str] | None = None) -> None:
         self.statuses = statuses or {}
+        self.closed = False
+
+    async def prepare(self, plan: object, environ: object) -> list[str]:
+        return []
+
+    async def aclose(self) -> None:
+        self.closed = True
 
     async def execute(self, spec: JobSpec, ctx: JobContext) -> JobOutcome:
         status = self.statuses.get(spec.scenario.key, "completed")

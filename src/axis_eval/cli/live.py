@@ -49,6 +49,13 @@ class _Pair:
     """Run index → composite of the runs that completed and were scored (not withheld)."""
     judged: set[int] = field(default_factory=set)
     """Runs that carry a score, withheld or not (scoring is on)."""
+    where: dict[int, str] = field(default_factory=dict)
+    """Run index → the Dask worker running it (a distributed run)."""
+
+    def placement(self) -> str:
+        """The workers of the runs under way (``""`` for a local run)."""
+        running = [w for i, w in sorted(self.where.items()) if self.state.get(i) in ACTIVE_STATES]
+        return " ".join(dict.fromkeys(_short(w) for w in running))
 
     def record(self, run_index: int, view: JobView) -> None:
         """A run finished: keep its state and, when it scored, its composite."""
@@ -102,7 +109,7 @@ class _Pair:
 
     def status(self) -> str:
         states = list(self.state.values())
-        for active in ("running", "scoring", "setup", "teardown"):
+        for active in ACTIVE_STATES:
             if active in states:
                 return active
         if len(states) < self.runs or "pending" in states:
@@ -110,6 +117,14 @@ class _Pair:
         if "completed" in states:
             return "completed"
         return "cancelled" if "cancelled" in states else "failed"
+
+
+ACTIVE_STATES = ("running", "scoring", "setup", "teardown")
+
+
+def _short(address: str) -> str:
+    """A worker's address without its scheme (``tcp://10.0.0.5:4012`` → ``10.0.0.5:4012``)."""
+    return address.split("://", 1)[-1]
 
 
 class _Tracker:
@@ -154,6 +169,13 @@ class PlainDisplay:
     def tokens(self, job: JobSpec, total: int) -> None:
         return None
 
+    def placed(self, job: JobSpec, where: str) -> None:
+        pair = self.t.pair(job)
+        if pair.where.get(job.run_index) != where:
+            pair.where[job.run_index] = where
+            if self.verbose:
+                self._print(f"  → {job.id}: on {_short(where)}")
+
     def finished(self, job: JobSpec, view: JobView) -> None:
         self.t.done += 1
         line = (
@@ -161,6 +183,9 @@ class PlainDisplay:
             f"{job.agent.name}  run {job.run_index}/{job.run_count}  {view.status}  "
             f"{_duration(view.duration_ms)}  {view.tokens:,} tok"
         )
+        worker = getattr(view, "worker", None)
+        if worker:
+            line += f"  on {_short(worker)}"
         if view.error:
             line += f"\n    ↳ {view.error.splitlines()[0][:160]}"
         pair = self.t.pair(job)
@@ -205,6 +230,9 @@ class LiveDisplay:
     def tokens(self, job: JobSpec, total: int) -> None:
         self.t.pair(job).tokens = max(self.t.pair(job).tokens, total)
 
+    def placed(self, job: JobSpec, where: str) -> None:
+        self.t.pair(job).where[job.run_index] = where
+
     def finished(self, job: JobSpec, view: JobView) -> None:
         pair = self.t.pair(job)
         pair.record(job.run_index, view)
@@ -234,6 +262,7 @@ class LiveDisplay:
                 if p.status() not in ("pending", "completed", "failed", "cancelled")
             ][:MAX_ROWS]
         )
+        distributed = any(p.where for p in pairs)  # a worker column for a Dask run
         for p in shown:
             status = p.status()
             elapsed = _duration((time.monotonic() - p.started) * 1000) if p.started else "-"
@@ -245,6 +274,7 @@ class LiveDisplay:
                 p.progress() if p.runs > 1 else _single(p, status),
                 elapsed,
                 f"~{p.tokens:,} tok",
+                *([f"[dim]{p.placement()}[/]"] if distributed else []),
             )
         done = sum(p.status() in ("completed", "failed", "cancelled") for p in pairs)
         footer = (

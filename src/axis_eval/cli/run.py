@@ -64,6 +64,21 @@ def _value_optional(flag: str, bare: str, metavar: str, help: str) -> _Decorator
     type=click.Choice(["auto", "none", "bwrap", "docker"]),
     help="Confine every job: auto (bwrap where it works, else none), none, bwrap, docker.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    help="Where jobs run: local (this process) or dask (a Dask cluster; docs/distributed.md).",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="The Dask scheduler (tcp://HOST:PORT; default $AXIS_DASK_SCHEDULER). Implies dask.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    help="Without a scheduler: start a local Dask cluster of N worker processes. Implies dask.",
+)
 @click.option("--dry-run", is_flag=True, help="Print the jobs in scheduling order; run nothing.")
 @click.option(
     "--tape",

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from axis_eval import LoadedConfig, ReportManifest, RunOptions, Selection
+    from axis_eval import Executor, LoadedConfig, ReportManifest, RunOptions, Selection
     from axis_eval.cli.ci import CiFlags
+    from axis_eval.config.executor import ExecutorKind
     from axis_eval.config.sandbox import SandboxMode
     from axis_eval.progress import Display
 
@@ -36,6 +37,10 @@ class RunCommandOptions:
     concurrency: int | None
     sandbox: SandboxMode | None
     """``--sandbox``: wins over the config's and the scenarios' ``sandbox``."""
+    executor: ExecutorKind | None
+    """``--executor``: wins over ``settings.executor``."""
+    scheduler: str | None
+    workers: int | None
     dry_run: bool
     tape: str | None
     as_json: bool
@@ -81,6 +86,14 @@ class RunCommandOptions:
             raise click.UsageError("--force only applies to --resume")
         if self.dry_run and (self.junit_path is not None or self.summary_md_path is not None):
             raise click.UsageError("--junit and --summary-md cannot be combined with --dry-run")
+        if self.scheduler is not None and self.workers is not None:
+            raise click.UsageError(
+                "--scheduler and --workers cannot be combined: --workers starts a local "
+                "cluster, --scheduler uses a running one"
+            )
+        if self.executor == "local" and (self.scheduler is not None or self.workers is not None):
+            flag = "--scheduler" if self.scheduler is not None else "--workers"
+            raise click.UsageError(f"{flag} needs --executor dask (it implies it when left out)")
 
     def config_overrides(self) -> dict[str, Any] | None:
         """``--tape``: the config's model server plays this tape (its absolute path)."""
@@ -99,6 +112,40 @@ class RunCommandOptions:
             runs=self.runs,
             only_pairs=only_pairs,
             sandbox=self.sandbox,
+        )
+
+    def executor_for(self, loaded: LoadedConfig) -> Executor | None:
+        """The Dask executor when the flags or ``settings.executor`` ask for it (None: the
+        local one). The flags win; the scheduler may also come from ``AXIS_DASK_SCHEDULER``;
+        ``--scheduler`` or ``--workers`` alone imply ``dask``."""
+        import os
+
+        from axis_eval.config.executor import SCHEDULER_ENV
+
+        settings = loaded.config.settings
+        configured = settings.executor
+        implied = "dask" if self.scheduler is not None or self.workers is not None else None
+        kind = self.executor or implied or (configured.kind if configured else "local")
+        if kind != "dask":
+            return None
+        from axis_eval import DaskExecutor
+
+        if self.workers is not None:
+            scheduler = None
+        else:
+            scheduler = (
+                self.scheduler
+                or (configured.scheduler if configured else None)
+                or os.environ.get(SCHEDULER_ENV)
+                or None
+            )
+        return DaskExecutor(
+            loaded,
+            scheduler=scheduler,
+            workers=self.workers or (configured.workers if configured else None),
+            concurrency=self.concurrency or settings.concurrency,
+            grace_s=self.grace_seconds,
+            score=not self.no_score,
         )
 
     def ci_flags(self) -> CiFlags:
@@ -127,6 +174,7 @@ class RunCommandOptions:
             display=display,
             loaded=loaded,
             selection=selection,
+            executor=self.executor_for(loaded),
             concurrency=self.concurrency,
             score=not self.no_score,
             judge=self.judge,

@@ -23,6 +23,7 @@ from axis_eval.config._base import (
 )
 from axis_eval.config._text import check_keys, folder_name_problem
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
+from axis_eval.config.executor import ExecutorConfig
 from axis_eval.config.sandbox import NetworkMode, SandboxConfig
 from axis_eval.config.scenario import ScenarioInput
 
@@ -151,6 +152,9 @@ class Settings(InputModel):
     sandbox: SandboxConfig | None = None
     """How every job is confined: ``auto`` (default), ``none``, ``bwrap``, ``docker``, or
     ``{mode, image}`` (docs/sandboxes.md); a scenario's ``sandbox`` and ``--sandbox`` win."""
+    executor: ExecutorConfig | None = None
+    """Where jobs run: ``local`` (default) or ``dask`` (docs/distributed.md); the
+    ``--executor``, ``--scheduler`` and ``--workers`` flags win."""
     scoring_weights: ScoringWeights | None = None
     """Composite weights; default 0.4 / 0.2 / 0.2 / 0.2."""
     remotes: RemotesSettings | None = None

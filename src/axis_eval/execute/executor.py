@@ -3,20 +3,20 @@
 A job is one async function over a serializable :class:`JobSpec` returning a serializable
 :class:`JobOutcome`. The scheduler owns the order (run-major, from the plan), the
 concurrency bound, cancellation and saving; an :class:`Executor` only runs one job. The
-local asyncio pool is the only executor here; a Dask executor or a container executor
-built on the AX runner implements the same two members and plugs in unchanged.
+local asyncio pool is the executor here; the Dask one (:mod:`axis_eval.distributed`)
+implements the same members and plugs in unchanged.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Protocol
 
 from axis_eval.execute.job import JobContext, cancelled_outcome, run_job
 from axis_eval.execute.models import JobOutcome
 from axis_eval.execute.process.fds import FDS_PER_JOB, fit_concurrency
-from axis_eval.planning.models import JobSpec
+from axis_eval.planning.models import JobSpec, Plan
 
 
 class Executor(Protocol):
@@ -24,11 +24,25 @@ class Executor(Protocol):
 
     @property
     def capacity(self) -> int:
-        """How many jobs it can run at once."""
+        """How many jobs it can run at once (known after :meth:`prepare`)."""
+        ...
+
+    async def prepare(self, plan: Plan, environ: Mapping[str, str]) -> list[str]:
+        """Before anything runs: reach where the jobs will run and check it can run this
+        plan (``environ``: the variables the run adds for its agents, such as the scripted
+        model server's placeholder keys). Returns warnings to show.
+
+        Raises:
+            PreflightError: it cannot (exit 2; nothing ran).
+        """
         ...
 
     async def execute(self, spec: JobSpec, ctx: JobContext) -> JobOutcome:
         """Run ``spec``; must honour ``ctx.stop`` and never raise for a job's own failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Let go of what :meth:`prepare` reached (idempotent; also after a failed run)."""
         ...
 
 
@@ -52,9 +66,16 @@ class LocalExecutor:
         """The concurrency bound: the requested one, or what the descriptor limit allows."""
         return self._capacity
 
+    async def prepare(self, plan: Plan, environ: Mapping[str, str]) -> list[str]:
+        """Nothing to reach: the run's own checks cover this machine."""
+        return []
+
     async def execute(self, spec: JobSpec, ctx: JobContext) -> JobOutcome:
         """Run the job here."""
         return await run_job(spec, ctx)
+
+    async def aclose(self) -> None:
+        return None
 
 
 OnResult = Callable[[JobOutcome], Awaitable[None] | None]

@@ -41,8 +41,10 @@ class Scorer(Protocol):
         """Run the rubric's deterministic checks in the workspace (kept for ``score``), in
         the job's ``sandbox`` (None: on the host)."""
 
-    async def score(self, outcome: JobOutcome, workspace: Path) -> ScoreResult | None:
+    async def score(self, outcome: JobOutcome, workspace: Path | None) -> ScoreResult | None:
         """A score for a finished run (withheld when a judge failed), or None when unscored.
+        ``workspace``: None when the job ran elsewhere (its checks then came back in
+        ``outcome.checks``).
 
         A scorer may also set ``outcome.verdicts`` so the run can be re-scored later.
         """
@@ -76,6 +78,8 @@ class JobContext:
     scorer: Scorer | None = None
     on_phase: Callable[[JobSpec, Phase], None] = lambda job, phase: None
     on_tokens: Callable[[JobSpec, int], tuple[ErrorKind, str] | None] = lambda job, n: None
+    on_place: Callable[[JobSpec, str], None] = lambda job, where: None
+    """Where a job runs, when an executor sends it elsewhere (a Dask worker's address)."""
     tmp_base: str | None = None
     model_server_url: str | None = None
     """The embedded scripted model server, when the config asks for one."""

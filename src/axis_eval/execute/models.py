@@ -6,7 +6,7 @@ from axis_eval._types import ErrorKind, JobStatus, OutputModel, WorkspaceFile
 from axis_eval._util.defaults import empty_list
 from axis_eval.config.sandbox import SandboxKind
 from axis_eval.planning.models import JobSpec
-from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
+from axis_eval.scoring.models import CheckVerdict, JudgeVerdicts, ScoreResult
 from axis_eval.transcript.models import Transcript
 
 
@@ -62,6 +62,13 @@ class JobOutcome(AgentRun):
     workspace: str | None = None
     sandbox: SandboxKind | None = None
     """What confined the job (None: it never started one)."""
+    worker: str | None = None
+    """Where the job ran, when not in this process (a Dask worker's address)."""
+    attempts: int = 1
+    """How many times the job was started: more than one when a worker was lost under it."""
+    checks: dict[int, CheckVerdict] | None = None
+    """The rubric's deterministic checks by rubric position, when they ran where the job ran
+    (a remote worker) and the judges run here."""
 
     @property
     def tokens(self) -> int:

@@ -6,7 +6,7 @@ CLI, variable or skill folder.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from axis_eval.adapters.base import AgentAdapter
@@ -26,9 +26,19 @@ def load_adapters(the_plan: Plan, loaded: LoadedConfig) -> dict[str, AgentAdapte
     Raises:
         PreflightError: an adapter cannot load (a missing CLI names its install command).
     """
+    return load_agent_adapters(unique_agents(the_plan), loaded)
+
+
+def load_agent_adapters(
+    used: Sequence[AgentSpec], loaded: LoadedConfig
+) -> dict[str, AgentAdapter[Any]]:
+    """The adapters of ``used`` agents, each once (what a remote worker loads for its jobs).
+
+    Raises:
+        PreflightError: an adapter cannot load (a missing CLI names its install command).
+    """
     custom = resolve_custom(loaded.config, loaded.config_dir, loaded.path)
     adapters: dict[str, AgentAdapter[Any]] = {}
-    used = unique_agents(the_plan)
     for agent in used:
         if agent.adapter in adapters:
             continue

@@ -84,14 +84,29 @@ async def _run_async(options: RunOptions, report: crash.OpenReport) -> RunOutcom
     if fallback is not None:
         display.message(f"WARNING: {fallback}")
     scripted = _start_model_server(loaded)
+    executor = options.executor
     try:
         adapters, judge_adapters = _check(options, the_plan, environ, scripted)
+        if executor is not None:  # where the jobs run is reached and checked before any
+            for line in await executor.prepare(the_plan, _added(environ, options)):
+                display.message(f"warning: {line}")
         return await _execute(
             options, the_plan, adapters, judge_adapters, environ, display, scripted, report
         )
     finally:
-        if scripted is not None:
-            scripted.stop()
+        try:
+            if executor is not None:
+                await executor.aclose()
+        finally:
+            if scripted is not None:
+                scripted.stop()
+
+
+def _added(environ: dict[str, str], options: RunOptions) -> dict[str, str]:
+    """What the run added to its parent environment (the scripted server's placeholder
+    keys): a remote worker's jobs get these on top of the worker's own variables."""
+    parent = options.environ if options.environ is not None else os.environ
+    return {name: value for name, value in environ.items() if parent.get(name) != value}
 
 
 def _check(

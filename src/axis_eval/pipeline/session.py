@@ -96,6 +96,7 @@ class RunSession:
             scorer=self.scorer if options.score else None,
             on_phase=display.phase,
             on_tokens=self.on_tokens,
+            on_place=display.placed,
             model_server_url=scripted.url if scripted else None,
             extra_env=scripted.job_env() if scripted else {},
             # No confined job sees the project's .axis: other runs' reports, baselines and

@@ -54,6 +54,10 @@ class RunEntry(OutputModel):
     """The agent CLI's exact version, when the adapter could tell."""
     sandbox: SandboxKind | None = None
     """What confined the run: ``none``, ``bwrap`` or ``docker`` (absent: it never started)."""
+    worker: str | None = None
+    """The Dask worker that ran it (absent: ``axis run``'s own process)."""
+    attempts: int = 1
+    """How many times it was started (more than one: its worker was lost and it re-ran)."""
     result: str | None = None
     """The agent's final answer (its last message)."""
     dir: str
@@ -77,13 +81,16 @@ class RunEntry(OutputModel):
 class Reliability(OutputModel):
     """Runs that succeeded out of the runs that count.
 
-    Succeeded: scored (with ``--no-score``: completed). Withheld runs (the judge failed) and
-    cancelled runs leave the denominator; failed runs count against it.
+    Succeeded: scored (with ``--no-score``: completed). Withheld runs (the judge failed),
+    infrastructure failures (a sandbox or a worker that could not run it: not the agent's
+    doing) and cancelled runs leave the denominator; failed runs count against it.
     """
 
     succeeded: int
     total: int
     withheld: int = 0
+    infrastructure: int = 0
+    """Runs that failed for the infrastructure (``errorKind: infrastructure``)."""
 
 
 class SpreadStats(OutputModel):

@@ -106,26 +106,39 @@ def _withheld(run: RunEntry) -> bool:
     return run.score is not None and run.score.withheld
 
 
+def _infrastructure(run: RunEntry) -> bool:
+    return run.status == "failed" and run.error_kind == "infrastructure"
+
+
 def _counted(runs: Sequence[RunEntry]) -> list[RunEntry]:
-    """The reliability denominator: finished runs whose measurement did not fail."""
-    return [r for r in runs if r.status != "cancelled" and not _withheld(r)]
+    """The reliability denominator: finished runs whose measurement did not fail (neither
+    the judge, withheld, nor the infrastructure: a sandbox or worker that could not run it)."""
+    return [
+        r for r in runs if r.status != "cancelled" and not _withheld(r) and not _infrastructure(r)
+    ]
 
 
 def reliability(runs: Sequence[RunEntry]) -> Reliability:
-    """Succeeded / total, where withheld and cancelled runs leave the denominator."""
+    """Succeeded / total, where withheld, infrastructure-failed and cancelled runs leave the
+    denominator."""
     scoring = _scoring(runs)
     counted = _counted(runs)
     return Reliability(
         succeeded=sum(_succeeded(r, scoring) for r in counted),
         total=len(counted),
         withheld=sum(_withheld(r) for r in runs if r.status != "cancelled"),
+        infrastructure=sum(_infrastructure(r) for r in runs),
     )
 
 
 def describe_reliability(rel: Reliability, *, scored: bool = True) -> str:
-    """``2/2 scored (1 withheld)``, as the seed writes it."""
+    """``2/2 scored (1 withheld, 1 infrastructure)``, as the seed writes it (plus the
+    infrastructure failures)."""
     text = f"{rel.succeeded}/{rel.total} {'scored' if scored else 'completed'}"
-    return text + (f" ({rel.withheld} withheld)" if rel.withheld else "")
+    apart = [f"{rel.withheld} withheld"] if rel.withheld else []
+    if rel.infrastructure:
+        apart.append(f"{rel.infrastructure} infrastructure")
+    return text + (f" ({', '.join(apart)})" if apart else "")
 
 
 def _stdev(values: Sequence[float]) -> float | None:

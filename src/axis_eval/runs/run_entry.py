@@ -30,6 +30,8 @@ SAME_IN_BOTH = (
     "teardown_output",
     "warnings",
     "sandbox",
+    "worker",
+    "attempts",
 )
 """The fields a run entry takes from the outcome as they are: same name, same meaning."""
 

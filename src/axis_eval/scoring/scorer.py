@@ -162,7 +162,13 @@ class JudgeScorer:
         self._checked[spec.id] = verdicts
         return [verdicts[p] for p in sorted(verdicts)]
 
-    async def score(self, outcome: JobOutcome, workspace: Path) -> ScoreResult | None:
+    def take_checks(self, spec: JobSpec) -> dict[int, CheckVerdict] | None:
+        """The deterministic verdicts :meth:`run_checks` kept for ``spec`` (by rubric
+        position), handed over and forgotten: a remote worker sends them back with the job,
+        for the judges where ``axis run`` is."""
+        return self._checked.pop(spec.id, None)
+
+    async def score(self, outcome: JobOutcome, workspace: Path | None) -> ScoreResult | None:
         """The run's AXIS Result; None for a run that did not complete.
 
         Also sets ``outcome.verdicts`` (stored as ``verdicts.json`` for ``axis score``).
@@ -170,7 +176,10 @@ class JudgeScorer:
         if outcome.status != "completed" or outcome.failed:
             return None
         spec = outcome.spec
-        if spec.id not in self._checked:
+        if spec.id not in self._checked and outcome.checks is not None:
+            # They ran where the job ran (a remote worker), before its workspace went.
+            self._checked[spec.id] = dict(outcome.checks)
+        if spec.id not in self._checked and workspace is not None:
             await self.run_checks(outcome, workspace)
         deterministic = self._checked.pop(spec.id, {})
         transcript = outcome.transcript or Transcript(agent=spec.agent.adapter)

@@ -1,0 +1,151 @@
+"""The config folder as one content-addressed archive, sent to each worker once per run.
+
+A job needs what lives beside its config: fixture files a ``copy`` action names, lifecycle
+scripts, custom adapter code, scenario files, the tape. Which files a shell command reads
+cannot be known, so the bundle is the whole config folder, less what is never a job's input
+(``.axis``: other runs' reports; version control and package caches), bounded in files and
+bytes. Its name is the sha256 of the archive, which is reproducible (sorted entries, no
+times, no owners), so a worker that already holds a run's bundle keeps it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import io
+import os
+import shutil
+import tarfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from axis_eval.errors import PreflightError
+
+__all__ = ["EXCLUDED", "MAX_BYTES", "MAX_FILES", "Bundle", "build_bundle", "unpack"]
+
+EXCLUDED = frozenset(
+    {".axis", ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache",
+     ".pytest_cache", ".ruff_cache"}
+)  # fmt: skip
+"""Folder names left out at any depth."""
+MAX_FILES = 20_000
+MAX_BYTES = 256 * 1024 * 1024
+"""What a bundle may hold (uncompressed): past either, the run stops in pre-flight."""
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """An archive of the config folder."""
+
+    digest: str
+    """sha256 of :attr:`data`: the bundle's name on every worker."""
+    data: bytes
+    """A gzip-compressed tar archive."""
+    files: int
+    size: int
+    """Bytes of the files in it, uncompressed."""
+
+
+def _entries(root: Path) -> list[Path]:
+    """Every file, link and folder under ``root`` that goes in, sorted, parents first."""
+    out: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in EXCLUDED)
+        base = Path(folder)
+        out.extend(base / d for d in dirs if (base / d).is_symlink())
+        out.extend(base / f for f in sorted(files))
+        out.extend(base / d for d in dirs if not (base / d).is_symlink())
+    return sorted(out, key=lambda p: p.relative_to(root).parts)
+
+
+def _too_big(root: Path, files: int, size: int) -> PreflightError:
+    biggest: list[tuple[int, str]] = []
+    for child in root.iterdir():
+        if child.name in EXCLUDED:
+            continue
+        total = child.lstat().st_size if not child.is_dir() or child.is_symlink() else 0
+        if child.is_dir() and not child.is_symlink():
+            for folder, dirs, names in os.walk(child):
+                dirs[:] = [d for d in dirs if d not in EXCLUDED]
+                for name in names:
+                    with contextlib.suppress(OSError):
+                        total += (Path(folder) / name).lstat().st_size
+        biggest.append((total, child.name))
+    largest = sorted(biggest)[::-1][:3]
+    top = ", ".join(f"{name} ({total / 2**20:.1f} MiB)" for total, name in largest)
+    return PreflightError(
+        f"the config folder {root} is too big to send to the Dask workers: more than "
+        f"{MAX_FILES} files or {MAX_BYTES // 2**20} MiB (largest: {top})",
+        hint="keep data the jobs do not read out of the config folder, or in a folder "
+        f"named one of {', '.join(sorted(EXCLUDED))}",
+    )
+
+
+def build_bundle(config_dir: str | Path) -> Bundle:
+    """The bundle of ``config_dir``.
+
+    Raises:
+        PreflightError: the folder holds more than :data:`MAX_FILES` files or
+            :data:`MAX_BYTES` bytes.
+    """
+    root = Path(config_dir).resolve()
+    buffer = io.BytesIO()
+    files = size = 0
+    with (
+        gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=6) as packed,
+        tarfile.open(fileobj=packed, mode="w", format=tarfile.PAX_FORMAT) as archive,
+    ):
+        for path in _entries(root):
+            name = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                target = path.readlink()
+                inside = (path.parent / target).resolve()
+                if target.is_absolute() or root not in (inside, *inside.parents):
+                    continue  # a link out of the folder means nothing on another machine
+            info = archive.gettarinfo(str(path), arcname=name)
+            info.mtime = 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            if info.isfile():
+                files += 1
+                size += info.size
+                if files > MAX_FILES or size > MAX_BYTES:
+                    raise _too_big(root, files, size)
+                with path.open("rb") as handle:
+                    archive.addfile(info, handle)
+            elif info.isdir() or info.issym():
+                archive.addfile(info)
+    data = buffer.getvalue()
+    return Bundle(hashlib.sha256(data).hexdigest(), data, files, size)
+
+
+def unpack(data: bytes, digest: str, into: Path) -> Path:
+    """The bundle's folder under ``into`` (``into/<digest>``), unpacked on first use.
+
+    Concurrent callers are safe: each unpacks into a folder of its own and renames it into
+    place; the first rename wins.
+
+    Raises:
+        ValueError: ``data`` is not the bundle ``digest`` names.
+    """
+    target = into / digest
+    if target.is_dir():
+        return target
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise ValueError(f"the bundle sent does not match its digest {digest[:12]}")
+    into.mkdir(parents=True, exist_ok=True)
+    scratch = into / f".{digest[:12]}-{uuid.uuid4().hex}"
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+            archive.extractall(scratch, filter="data")  # no absolute paths, no links out
+        scratch.mkdir(exist_ok=True)  # an empty config folder
+        try:
+            scratch.rename(target)
+        except OSError:
+            if not target.is_dir():
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target

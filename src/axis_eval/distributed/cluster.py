@@ -1,0 +1,110 @@
+"""Reaching a Dask cluster: a running scheduler, or a local cluster started for the run.
+
+Everything binds 127.0.0.1 when this module starts it; a scheduler given by address is
+reached as Dask's own config says (``tls://`` and its ``distributed.comm.tls`` settings
+included). Dask is an extra (``pip install 'axis-eval[dask]'``): without it, asking for
+the ``dask`` executor is a pre-flight error, not an import error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+from typing import Any
+
+from axis_eval.errors import PreflightError
+
+__all__ = ["CONNECT_TIMEOUT_S", "WORKERS_TIMEOUT_S", "Cluster", "connect"]
+
+CONNECT_TIMEOUT_S = 20.0
+"""How long to try the scheduler before saying it cannot be reached."""
+WORKERS_TIMEOUT_S = 60.0
+"""How long to wait for a first worker at a scheduler that has none yet."""
+
+
+class Cluster:
+    """A connected client, and the local cluster when this run started one."""
+
+    def __init__(self, client: Any, local: Any | None) -> None:
+        self.client = client
+        self._local = local
+        self.address: str = str(client.scheduler.address)
+
+    def lost(self) -> bool:
+        """Whether the connection to the scheduler is gone."""
+        return str(self.client.status) not in ("running", "connecting")
+
+    async def workers(self, *, wait: bool = True) -> dict[str, dict[str, float]]:
+        """Each worker's address and resources (``wait``: once at least one is connected).
+
+        Raises:
+            PreflightError: no worker connected in :data:`WORKERS_TIMEOUT_S`.
+        """
+        try:
+            if wait:
+                await self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
+        except TimeoutError as exc:
+            raise PreflightError(
+                f"no Dask worker joined the scheduler at {self.address} in {WORKERS_TIMEOUT_S:g} s",
+                hint="start workers: `dask worker ADDRESS --nthreads N --resources slot=N`",
+            ) from exc
+        info = await self.client.scheduler.identity()
+        return {
+            str(address): dict(worker.get("resources") or {})
+            for address, worker in info.get("workers", {}).items()
+        }
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.client.close()
+        if self._local is not None:
+            with contextlib.suppress(Exception):
+                await self._local.close()
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise PreflightError(
+            "the dask executor needs Dask distributed, which is not installed",
+            hint="pip install 'axis-eval[dask]'",
+        ) from exc
+    return distributed
+
+
+async def connect(scheduler: str | None, workers: int | None, concurrency: int) -> Cluster:
+    """A client of ``scheduler``; without one, of a local cluster of ``workers`` processes
+    (default: one per core) whose slots add up to ``concurrency``.
+
+    Raises:
+        PreflightError: Dask is not installed, or the scheduler cannot be reached.
+    """
+    distributed = _import_distributed()
+    if scheduler is not None:
+        try:
+            client = await distributed.Client(
+                scheduler, asynchronous=True, timeout=CONNECT_TIMEOUT_S, set_as_default=False
+            )
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise PreflightError(
+                f"cannot reach the Dask scheduler at {scheduler}: {exc}",
+                hint="check the address (tcp://HOST:PORT) and that `dask scheduler` runs there",
+            ) from exc
+        return Cluster(client, None)
+    count = workers or os.cpu_count() or 1
+    slots = max(1, math.ceil(concurrency / count))
+    local = await distributed.LocalCluster(
+        n_workers=count,
+        threads_per_worker=slots,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        resources={"slot": slots},
+        asynchronous=True,
+        silence_logs=logging.ERROR,
+    )
+    client = await distributed.Client(local, asynchronous=True, set_as_default=False)
+    return Cluster(client, local)

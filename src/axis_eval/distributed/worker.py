@@ -1,0 +1,326 @@
+"""The worker's side of a Dask run: each job task rebuilds its context and runs the job.
+
+The first task of a run on a worker (pre-flight's, or a job's) unpacks the run's bundle,
+rebuilds the config from the ticket, starts the run's sentinel on this worker (if the worker
+dies, even by SIGKILL, it kills the run's agents here: no second copy of a job runs on after
+its re-run starts elsewhere) and listens on the run's stop event. Later tasks reuse all of
+it; ``axis run`` ends it with :func:`forget_run` on every worker.
+
+A job runs with the worker's own environment (its API keys: secrets never travel from
+``axis run``), plus the ticket's placeholder keys. What it sends back is its outcome, with
+the values of the worker's secret variables redacted, and its deterministic check verdicts;
+the judges run in ``axis run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from distributed import get_client, get_worker
+
+from axis_eval._types import ErrorKind
+from axis_eval._util.clock import now_iso
+from axis_eval._version import __version__
+from axis_eval.adapters.base import AgentAdapter
+from axis_eval.config.models import Config, LoadedConfig
+from axis_eval.distributed import _dask, names
+from axis_eval.distributed.bundle import unpack
+from axis_eval.distributed.ticket import RunTicket
+from axis_eval.errors import AxisError
+from axis_eval.execute.job import JobContext, StopSignal, infrastructure_outcome, run_job
+from axis_eval.execute.models import JobOutcome
+from axis_eval.execute.process import Sentinel
+from axis_eval.execute.sandbox.base import JobSandbox
+from axis_eval.execute.sandbox.sandboxes import Sandboxes
+from axis_eval.execute.workspace import missing_env
+from axis_eval.pipeline.checks import load_agent_adapters
+from axis_eval.planning.models import AgentSpec, JobSpec
+from axis_eval.progress import Phase
+from axis_eval.redact import Redactor
+from axis_eval.scoring.models import ScoreResult
+
+__all__ = ["MAX_ATTEMPTS", "forget_run", "preflight_task", "reroot", "run_job_task"]
+
+MAX_ATTEMPTS = 2
+"""A job is started at most twice: once, and once more after its worker was lost."""
+TOKEN_EVERY_S = 0.5
+"""How often a job's growing token count is reported to ``axis run`` (at most)."""
+
+
+def reroot(data: Any, old: str, new: str) -> Any:
+    """``data`` (JSON-like) with every string that is the path ``old`` or lies under it moved
+    to ``new``: a spec's folders as the worker's copy of the config folder has them."""
+    if isinstance(data, str):
+        if data == old:
+            return new
+        if data.startswith(old.rstrip("/") + "/"):
+            return new + data[len(old.rstrip("/")) :]
+        return data
+    if isinstance(data, list):
+        return [reroot(item, old, new) for item in data]
+    if isinstance(data, dict):
+        return {key: reroot(value, old, new) for key, value in data.items()}
+    return data
+
+
+class WorkerRun:
+    """One run as this worker holds it."""
+
+    def __init__(self, ticket: RunTicket, root: Path) -> None:
+        self.ticket = ticket
+        self.root = root
+        config = Config.model_validate(ticket.config)
+        self.loaded = LoadedConfig(
+            config=config, path=str(root / ticket.config_file), config_dir=str(root)
+        )
+        self.stop = StopSignal()
+        self.env = {**os.environ, **ticket.added_env}
+        self.adapters: dict[str, AgentAdapter[Any]] = {}
+        self.sandboxes = Sandboxes(
+            ticket.token, hidden=[str(root / ".axis")], parent_home=os.environ.get("HOME")
+        )
+        self.sentinel: Sentinel | None = None
+        self.listener: asyncio.Task[None] | None = None
+
+    def adapter(self, agent: AgentSpec) -> AgentAdapter[Any]:
+        """The agent's adapter, loaded once per run.
+
+        Raises:
+            PreflightError: it cannot load here (a missing CLI, a broken custom adapter).
+        """
+        if agent.adapter not in self.adapters:
+            self.adapters.update(load_agent_adapters([agent], self.loaded))
+        return self.adapters[agent.adapter]
+
+    async def close(self) -> None:
+        if self.listener is not None:
+            # axis run sets the stop event before it forgets a run, so the listener ends on
+            # its own (cancelling a waiting Dask event logs an error on the worker).
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self.listener), 5)
+            self.listener.cancel()
+            with contextlib.suppress(BaseException):
+                await self.listener
+        try:
+            await self.sandboxes.aclose()
+        finally:
+            if self.sentinel is not None:
+                await self.sentinel.close()
+
+
+_runs: dict[str, asyncio.Task[WorkerRun]] = {}
+"""This worker's runs by token (a task: the jobs that arrive together share one opening)."""
+
+
+def _bundles() -> Path:
+    return Path(get_worker().local_directory) / "axis-bundles"
+
+
+async def _open(ticket: RunTicket, bundle: bytes) -> WorkerRun:
+    root = await asyncio.to_thread(unpack, bundle, ticket.digest, _bundles())
+    run = WorkerRun(ticket, root)
+    run.sentinel = await Sentinel.start(ticket.token)
+    run.listener = asyncio.create_task(_listen(run, get_client()))
+    return run
+
+
+async def _run_for(ticket: RunTicket, bundle: bytes) -> WorkerRun:
+    task = _runs.get(ticket.token)
+    if task is None or (task.done() and task.exception() is not None):
+        task = _runs[ticket.token] = asyncio.ensure_future(_open(ticket, bundle))
+    return await asyncio.shield(task)
+
+
+async def _listen(run: WorkerRun, client: Any) -> None:
+    """Stop this worker's jobs of the run when ``axis run`` stops it."""
+    token = run.ticket.token
+    await _dask.wait_event(names.stop_event(token), client)
+    data: dict[str, Any] = {}
+    with contextlib.suppress(Exception):
+        data = await _dask.get_variable(names.stop_reason(token), client, timeout=5)
+    kind = cast(ErrorKind, data.get("kind", "cancelled"))
+    run.stop.trigger(str(data.get("reason", "Run cancelled")), kind)
+
+
+async def forget_run(token: str) -> bool:
+    """End the run here (``client.run`` on every worker at the run's end); whether it held it."""
+    task = _runs.pop(token, None)
+    if task is None:
+        return False
+    with contextlib.suppress(BaseException):
+        run = await task
+        await run.close()
+    return True
+
+
+class WorkerChecks:
+    """The scorer seam on a worker: the deterministic checks only; the judges run where
+    ``axis run`` is, on the outcome sent back."""
+
+    def __init__(self, run: WorkerRun, redactor: Redactor) -> None:
+        from axis_eval.scoring.scorer import JudgeScorer  # only a scoring run pays for it
+
+        self.inner = JudgeScorer(
+            judging=run.loaded.config.judging,
+            config_dir=run.loaded.config_dir,
+            parent_env=run.env,
+            redactor=redactor,
+            run_token=run.ticket.token,
+            use_cache=False,
+        )
+
+    async def run_checks(
+        self, outcome: JobOutcome, workspace: Path, sandbox: JobSandbox | None = None
+    ) -> Any:
+        return await self.inner.run_checks(outcome, workspace, sandbox)
+
+    async def score(self, outcome: JobOutcome, workspace: Path | None) -> ScoreResult | None:
+        outcome.checks = self.inner.take_checks(outcome.spec) or {}
+        return None
+
+
+class _Reporter:
+    """A job's phases and token counts, to ``axis run``'s live view."""
+
+    def __init__(self, token: str) -> None:
+        self.worker = get_worker()
+        self.topic = names.events(token)
+        self.sent: dict[int, float] = {}
+
+    def phase(self, job: JobSpec, phase: Phase) -> None:
+        self._send({"job": job.number, "phase": phase, "worker": self.worker.address})
+
+    def tokens(self, job: JobSpec, total: int) -> tuple[ErrorKind, str] | None:
+        now = time.monotonic()
+        if now - self.sent.get(job.number, 0.0) >= TOKEN_EVERY_S:
+            self.sent[job.number] = now
+            self._send({"job": job.number, "tokens": total})
+        return None  # the run-level budget is axis run's: it stops the run through the event
+
+    def _send(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(Exception):
+            self.worker.log_event(self.topic, message)
+
+
+async def run_job_task(spec_json: str, ticket: RunTicket, bundle: bytes) -> str:
+    """One job on this worker; its outcome as JSON (the spec as ``axis run`` sent it)."""
+    worker = get_worker()
+    original = JobSpec.model_validate_json(spec_json)
+    client = get_client()
+    record = names.attempts(ticket.token, original.number)
+    tried = [str(a) for a in await _dask.get_variable(record, client, timeout=30)]  # set first
+    tried.append(str(worker.address))
+    await _dask.set_variable(record, tried, client)
+    if len(tried) > MAX_ATTEMPTS:
+        lost = ", ".join(tried[:-1])
+        outcome = infrastructure_outcome(
+            original,
+            f"its worker was lost {len(tried) - 1} times ({lost}); it is not started again",
+            now_iso(),
+        )
+        outcome.attempts = len(tried) - 1
+        return outcome.model_dump_json()
+    started = now_iso()
+    try:
+        run = await _run_for(ticket, bundle)
+        spec = JobSpec.model_validate(
+            reroot(json.loads(spec_json), ticket.config_dir, str(run.root))
+        )
+        adapter = run.adapter(spec.agent)
+    except AxisError as exc:
+        outcome = infrastructure_outcome(original, f"on worker {worker.address}: {exc}", started)
+    else:
+        redactor = Redactor.from_env([*adapter.required_env, *spec.env_pass], run.env)
+        reporter = _Reporter(ticket.token)
+        ctx = JobContext(
+            run_token=ticket.token,
+            adapters=run.adapters,
+            parent_env=run.env,
+            stop=run.stop,
+            grace_s=ticket.grace_s,
+            scorer=WorkerChecks(run, redactor) if ticket.score else None,
+            on_phase=reporter.phase,
+            on_tokens=reporter.tokens,
+            model_server_url=ticket.model_server_url,
+            extra_env=ticket.extra_env,
+            sandboxes=run.sandboxes,
+        )
+        outcome = await run_job(spec, ctx)
+        outcome.spec = original
+        outcome.workspace = None  # it was on the worker, and is gone
+        text = outcome.model_copy(
+            update={"worker": str(worker.address), "attempts": len(tried)}
+        ).model_dump_json()
+        return redactor.json_text(text)
+    outcome.worker = str(worker.address)
+    outcome.attempts = len(tried)
+    return outcome.model_dump_json()
+
+
+def _reach(url: str) -> str | None:
+    """Why this worker cannot open a connection to ``url``'s host and port (None: it can)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=3):
+            return None
+    except (OSError, ValueError) as exc:
+        return str(exc)
+
+
+async def preflight_task(
+    ticket: RunTicket, bundle: bytes, agents: list[dict[str, Any]], modes: list[str]
+) -> dict[str, Any]:
+    """What this worker lacks to run the plan: ``{"worker", "version", "problems",
+    "warnings"}`` (it also unpacks the bundle and opens the run here, for the jobs)."""
+    worker = get_worker()
+    facts: dict[str, Any] = {
+        "worker": str(worker.address),
+        "version": __version__,
+        "problems": [],
+        "warnings": [],
+    }
+    problems: list[str] = facts["problems"]
+    if ticket.version != __version__:
+        problems.append(f"runs axis-eval {__version__}, while axis run is {ticket.version}")
+        return facts
+    run = await _run_for(ticket, bundle)
+    for raw in agents:
+        agent = AgentSpec.model_validate(raw)
+        try:
+            adapter = run.adapter(agent)
+        except AxisError as exc:
+            problems.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+            continue
+        missing = missing_env(adapter.required_env, run.env)
+        if missing:
+            problems.append(
+                f"the {agent.name!r} agent needs environment variable(s) {', '.join(missing)}, "
+                "which are not set on this worker"
+            )
+    if {"auto", "bwrap"} & set(modes):
+        from axis_eval.execute.sandbox.probe import bwrap_problem
+
+        problem = bwrap_problem()
+        if problem is not None and "bwrap" in modes:
+            problems.append(f"sandbox bwrap: {problem}")
+        elif problem is not None:
+            facts["warnings"].append(
+                f"sandbox auto: {problem}; this worker runs its jobs UNCONFINED (sandbox none)"
+            )
+    if ticket.model_server_url:
+        unreachable = _reach(ticket.model_server_url)
+        if unreachable:
+            problems.append(
+                f"cannot reach the scripted model server at {ticket.model_server_url} "
+                f"({unreachable}): it listens where axis run is"
+            )
+    return facts
