@@ -1,0 +1,60 @@
+"""``axis run --executor dask`` against a real cluster on 127.0.0.1: a scheduler and two
+worker processes started by the test. The report must mean what a local run's means."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from helpers.projects import only_report
+from pipeline.helpers import cli_env, run_cli
+
+from .conftest import DaskCluster, dask_env
+from .helpers import comparable, maker_project, report, runs_by_job
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+
+def test_thirty_jobs_on_two_workers_report_what_a_local_run_reports(
+    dask_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    e2e = tmp_path / "e2e"
+    e2e.mkdir()
+    workers = [
+        dask_cluster.start_worker(name, dask_env(E2E_DIR=str(e2e), MAKER_SLEEP="0.3"))
+        for name in ("w1", "w2")
+    ]
+    remote = maker_project(tmp_path / "remote", 10, runs=3, e2e=e2e)
+    local = maker_project(tmp_path / "local", 10, runs=3, e2e=tmp_path / "local-e2e")
+    (tmp_path / "local-e2e").mkdir()
+    # axis run's own environment has no E2E_DIR: the jobs get the workers' own variables.
+    done = run_cli(remote, "--scheduler", dask_cluster.address, env=cli_env(), timeout=240)
+    assert done.exit_code == 0, done.stderr  # 87 each: two of three checks pass
+    here = run_cli(local, env=cli_env(E2E_DIR=str(tmp_path / "local-e2e")), timeout=240)
+    assert here.exit_code == 0, here.stderr
+
+    on_dask, at_home = runs_by_job(report(remote)), runs_by_job(report(local))
+    assert len(on_dask) == 30 and on_dask.keys() == at_home.keys()
+    for job, run in on_dask.items():
+        assert comparable(run) == comparable(at_home[job]), job
+        assert run["status"] == "completed" and run["attempts"] == 1
+        assert [c[1] for c in comparable(run)["checks"]] == [10, 10, 0]
+        assert "made seed from the bundle" in run["result"]
+    # Both workers ran jobs, every job exactly once, each where the report says.
+    places = Counter(run["worker"] for run in on_dask.values())
+    assert set(places) == set(dask_cluster.info()) and len(places) == 2
+    assert all(run.get("worker") is None for run in at_home.values())
+    launches = (e2e / "launches.log").read_text().splitlines()
+    assert len(launches) == 30
+    # The jobs read the config folder from the bundle unpacked on their worker, not from
+    # axis run's copy of it.
+    folder = only_report(remote)
+    where = {p.read_text().strip() for p in folder.rglob("where.txt")}
+    assert len(where) >= 2 and all("axis-bundles" in w for w in where), where
+    assert str(remote) not in where
+    assert {w.proc.poll() for w in workers} == {None}
+    saved = json.loads((folder / "report.json").read_text())
+    assert saved["state"] == "finished"
