@@ -118,7 +118,16 @@ def dask_env(**extra: str) -> dict[str, str]:
 @pytest.fixture
 def dask_cluster(tmp_path: Path) -> Iterator[DaskCluster]:
     """A scheduler on 127.0.0.1 (no workers yet: each test starts its own)."""
-    folder = tmp_path / "dask"
+    yield from _cluster(tmp_path / "dask")
+
+
+@pytest.fixture
+def second_cluster(tmp_path: Path) -> Iterator[DaskCluster]:
+    """Another scheduler (a test that loses its first cluster resumes on this one)."""
+    yield from _cluster(tmp_path / "dask-2")
+
+
+def _cluster(folder: Path) -> Iterator[DaskCluster]:
     folder.mkdir()
     scheduler_file = folder / "scheduler.json"
     log = folder / "scheduler.log"

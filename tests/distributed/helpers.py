@@ -12,19 +12,27 @@ MAKER = (
     'echo "$AXIS_CONFIG_DIR" > where.txt; cat seed.txt > out.txt; echo "$1" >> out.txt; '
     "echo \"made $(cat out.txt | tr '\\n' ' ')\"; "
     'test -n "$E2E_DIR" && echo "$AXIS_SCENARIO $$" >> "$E2E_DIR/launches.log"; '
-    'sleep "${MAKER_SLEEP:-0}"'
+    'sleep "$(cat "$E2E_DIR/sleep" 2>/dev/null || echo "${MAKER_SLEEP:-0}")"'
 )
 """The test agent (text output, no interactions, so only the rubric's checks score it):
 copies the fixture a setup ``copy`` put in its workspace, appends its prompt, records its
-launch in ``$E2E_DIR/launches.log`` (the variable comes from the worker's environment)."""
+launch in ``$E2E_DIR/launches.log`` (the variable comes from the worker's environment),
+then sleeps as long as ``$E2E_DIR/sleep`` says (else ``$MAKER_SLEEP``, else not)."""
 
 
 def maker_project(
-    root: Path, scenarios: int, *, runs: int = 1, e2e: Path | None = None, **settings: Any
+    root: Path,
+    scenarios: int,
+    *,
+    runs: int = 1,
+    e2e: Path | None = None,
+    token: str = "",
+    **settings: Any,
 ) -> Path:
     """A project of ``scenarios`` scenarios, each with a fixture copied by its setup, a
     setup script from the config folder, and three deterministic checks (one fails).
-    ``e2e``: the folder the agents record their launches in (writable in their sandbox)."""
+    ``e2e``: the folder the agents record their launches in (writable in their sandbox);
+    ``token``: in every prompt, so in every agent's command line (to find survivors)."""
     if e2e is not None:
         settings = {"sandbox": {"writable": [str(e2e)]}, **settings}
     (root / "fixtures").mkdir(parents=True, exist_ok=True)
@@ -50,7 +58,7 @@ def maker_project(
     for n in range(scenarios):
         scenario = {
             "name": f"scenario {n}",
-            "prompt": f"number {n}",
+            "prompt": f"number {n} {token}".strip(),
             "setup": [
                 {"action": "copy", "match": "fixtures/seed.txt"},
                 {"action": "run_script", "command": 'sh "$AXIS_CONFIG_DIR/scripts/prepare.sh"'},
@@ -91,3 +99,77 @@ def comparable(run: dict[str, Any]) -> dict[str, Any]:
         "goal": score.get("goalAchievement"),
         "axis": score.get("axisScore"),
     }
+
+
+def free_address() -> str:
+    """A ``tcp://127.0.0.1:PORT`` nothing listens on (a port just freed by this process)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"tcp://127.0.0.1:{port}"
+
+
+def processes_with(token: str) -> list[tuple[int, str]]:
+    """Every live process on the machine whose command line holds ``token`` (pid, argv)."""
+    import os
+
+    from helpers.processes import alive
+
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if token.encode() in cmdline and alive(int(name)):
+            found.append((int(name), cmdline.replace(b"\0", b" ").decode(errors="replace")))
+    return found
+
+
+def claude_project(root: Path, **settings: Any) -> Path:
+    """One scenario for the built-in claude-code agent, with a tape (``tape.yaml``) the
+    scripted model server answers it from: it writes hello.txt with its shell, then says so."""
+    root.mkdir(parents=True, exist_ok=True)
+    config = {
+        "scenarios": "./scenarios",
+        "agents": ["claude-code"],
+        "artifacts": ["hello.txt"],
+        "settings": {"runs": 1, **settings},
+    }
+    (root / "axis.config.json").write_text(json.dumps(config, indent=2))
+    (root / "scenarios").mkdir(exist_ok=True)
+    scenario = {"name": "hello", "prompt": "Create hello.txt saying Hello.", "judge": "it did"}
+    (root / "scenarios" / "hello.json").write_text(json.dumps(scenario))
+    tape = {
+        "version": 1,
+        "conversations": [
+            {
+                "name": "hello",
+                "match": "hello.txt",
+                "turns": [
+                    {
+                        "text": "I'll create hello.txt.",
+                        "tool_calls": [
+                            {"tool": "shell", "args": {"command": "printf Hello > hello.txt"}}
+                        ],
+                    },
+                    {"text": "Created hello.txt."},
+                ],
+            }
+        ],
+    }
+    (root / "tape.yaml").write_text(json.dumps(tape))  # JSON is YAML
+    return root
+
+
+def worker_address(log: Path) -> str:
+    """A started worker's address, from its log (cheaper than asking the scheduler)."""
+    import re
+
+    found = re.search(r"Start worker at:\s+(\S+)", log.read_text())
+    assert found, log.read_text()
+    return found.group(1)

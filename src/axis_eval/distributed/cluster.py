@@ -8,18 +8,22 @@ the ``dask`` executor is a pre-flight error, not an import error.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import math
 import os
+import socket
 from typing import Any
 
 from axis_eval.errors import PreflightError
 
-__all__ = ["CONNECT_TIMEOUT_S", "WORKERS_TIMEOUT_S", "Cluster", "connect"]
+__all__ = ["CONNECT_TIMEOUT_S", "PROBE_TIMEOUT_S", "WORKERS_TIMEOUT_S", "Cluster", "connect"]
 
 CONNECT_TIMEOUT_S = 20.0
 """How long to try the scheduler before saying it cannot be reached."""
+PROBE_TIMEOUT_S = 5.0
+"""How long the first plain TCP probe of a ``tcp://``/``tls://`` scheduler may take."""
 WORKERS_TIMEOUT_S = 60.0
 """How long to wait for a first worker at a scheduler that has none yet."""
 
@@ -58,7 +62,8 @@ class Cluster:
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
-            await self.client.close()
+            # A lost scheduler: the client's reconnect wait is not worth sitting through.
+            await asyncio.wait_for(self.client.close(timeout=5), 10)
         if self._local is not None:
             with contextlib.suppress(Exception):
                 await self._local.close()
@@ -75,6 +80,32 @@ def _import_distributed() -> Any:
     return distributed
 
 
+def _refused(scheduler: str) -> str | None:
+    """Why nothing can listen at ``scheduler`` (None: something may, or it is not TCP).
+
+    Dask's client retries a refused connection until its timeout; a refusal (or a host name
+    that does not resolve) is final, so pre-flight says so at once instead of after
+    :data:`CONNECT_TIMEOUT_S`. Anything else (a slow network, a firewall that drops) is
+    left to Dask's own retries.
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(scheduler)
+        if scheme not in ("tcp", "tls"):
+            return None
+        host, port = parse_host_port(location)
+    except (ValueError, TypeError):
+        return None  # Dask names a malformed address itself
+    try:
+        with socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S):
+            return None
+    except (ConnectionRefusedError, socket.gaierror) as exc:
+        return str(exc) or type(exc).__name__
+    except OSError:
+        return None
+
+
 async def connect(scheduler: str | None, workers: int | None, concurrency: int) -> Cluster:
     """A client of ``scheduler``; without one, of a local cluster of ``workers`` processes
     (default: one per core) whose slots add up to ``concurrency``.
@@ -84,6 +115,12 @@ async def connect(scheduler: str | None, workers: int | None, concurrency: int) 
     """
     distributed = _import_distributed()
     if scheduler is not None:
+        refused = await asyncio.to_thread(_refused, scheduler)
+        if refused is not None:
+            raise PreflightError(
+                f"cannot reach the Dask scheduler at {scheduler}: {refused}",
+                hint="check the address (tcp://HOST:PORT) and that `dask scheduler` runs there",
+            )
         try:
             client = await distributed.Client(
                 scheduler, asynchronous=True, timeout=CONNECT_TIMEOUT_S, set_as_default=False

@@ -205,9 +205,10 @@ class DaskExecutor:
         self._watch = asyncio.ensure_future(self._broadcast_stop(ctx))
 
     async def _run_remote(self, spec: JobSpec, ctx: JobContext) -> JobOutcome:
-        from distributed import KilledWorker
+        from distributed.client import FutureCancelledError
 
         from axis_eval.distributed.worker import MAX_ATTEMPTS, run_job_task
+        from distributed import KilledWorker
 
         assert self._cluster is not None and self._ticket is not None
         client = self._cluster.client
@@ -218,6 +219,10 @@ class DaskExecutor:
         try:
             await _dask.set_variable(record, [], client)
             where = await self._place()
+            placed: dict[str, Any] = (
+                # Loose: a lost worker's job re-runs elsewhere.
+                {"workers": [where], "allow_other_workers": True} if where is not None else {}
+            )
             future = client.submit(
                 run_job_task,
                 spec.model_dump_json(),
@@ -225,10 +230,9 @@ class DaskExecutor:
                 self._bundle_future,
                 key=names.task_key(token, spec.number),
                 resources={SLOT: 1},
-                workers=[where] if where is not None else None,
-                allow_other_workers=True,  # a lost worker's job re-runs elsewhere
                 pure=False,
                 retries=0,
+                **placed,
             )
             try:
                 text: str = await future
@@ -241,10 +245,13 @@ class DaskExecutor:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            if self._cluster.lost():
-                reason = f"the Dask cluster at {self._cluster.address} was lost ({exc})"
-                ctx.stop.trigger(reason, "cancelled")
-                outcome = cancelled_outcome(spec, reason)
+            # Nobody here cancels a job's task: a cancelled one, or a broken connection, means
+            # the scheduler is gone, and the run stops (cancelled runs re-run on --resume).
+            if isinstance(exc, FutureCancelledError | OSError) or self._cluster.lost():
+                why = getattr(exc, "reason", None) or exc
+                reason = f"the Dask cluster at {self._cluster.address} was lost ({why})"
+                ctx.stop.trigger(reason, "infrastructure")
+                outcome = cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind)
                 outcome.started_at = started
                 return outcome
             return self._lost(spec, started, f"the task failed on its worker: {exc}")

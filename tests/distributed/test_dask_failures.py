@@ -1,0 +1,147 @@
+"""A Dask run when things go wrong: a worker SIGKILLed under its jobs, Ctrl-C, the whole
+cluster lost. Every job ends exactly once in the report, no agent outlives its worker or
+the run, and ``--resume`` finishes the report on the cluster (a new one after a loss)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from helpers.processes import wait_for
+from helpers.projects import only_report
+from pipeline.helpers import cli_env, run_cli, start_cli
+
+from .conftest import DaskCluster, dask_env
+from .helpers import maker_project, report, runs_by_job
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+
+def processes_with(token: str) -> list[int]:
+    """Pids on this machine whose command line holds ``token``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if token.encode() in cmdline:
+            found.append(int(name))
+    return found
+
+
+def launched(e2e: Path) -> Counter[str]:
+    """Agent launches per scenario (each appends ``<scenario> <pid>``)."""
+    log = e2e / "launches.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return Counter(line.split()[0] for line in lines)
+
+
+def setup(tmp_path: Path, cluster: DaskCluster, jobs: int, sleep: float, slots: int = 2):  # type: ignore[no-untyped-def]
+    token = f"dask-{uuid.uuid4().hex}"
+    e2e = tmp_path / "e2e"
+    e2e.mkdir()
+    (e2e / "sleep").write_text(f"{sleep}\n")
+    workers = [
+        cluster.start_worker(name, dask_env(E2E_DIR=str(e2e)), slots=slots) for name in ("w1", "w2")
+    ]
+    root = maker_project(tmp_path / "proj", jobs, e2e=e2e, token=token)
+    return token, e2e, workers, root
+
+
+def test_a_worker_killed_under_its_jobs_loses_nothing_and_duplicates_nothing(
+    dask_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    token, e2e, (w1, _w2), root = setup(tmp_path, dask_cluster, 8, sleep=3)
+    proc = start_cli(root, "--scheduler", dask_cluster.address, env=cli_env())
+    try:
+        wait_for(lambda: sum(launched(e2e).values()) >= 4, timeout=60)  # both workers busy
+        running_before = set(processes_with(token))
+        os.kill(w1.pid, signal.SIGKILL)  # the worker alone: its agents must die with it
+        assert proc.wait(timeout=120) == 0, (root / "axis-cli.log").read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    runs = runs_by_job(report(root))
+    assert len(runs) == 8
+    assert {r["status"] for r in runs.values()} == {"completed"}
+    retried = {job[0] for job, r in runs.items() if r["attempts"] == 2}
+    assert retried, "the killed worker was running jobs: they must have run again"
+    assert {r["attempts"] for r in runs.values()} <= {1, 2}
+    # Each scenario launched once per attempt: the lost attempts, and nothing more.
+    assert launched(e2e) == Counter({job[0]: r["attempts"] for job, r in runs.items()})
+    wait_for(lambda: processes_with(token) == [], timeout=15, what="the agents to be gone")
+    assert running_before, "no agent was running when the worker was killed"
+    assert all(r["worker"] != "" for r in runs.values())
+
+
+def test_ctrl_c_stops_every_agent_on_every_worker_and_resume_finishes_on_the_cluster(
+    dask_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    token, e2e, _workers, root = setup(tmp_path, dask_cluster, 6, sleep=60)
+    args = ("--scheduler", dask_cluster.address, "--grace-seconds", "1")
+    proc = start_cli(root, *args, env=cli_env())
+    try:
+        wait_for(lambda: sum(launched(e2e).values()) >= 4, timeout=60)
+        started = time.monotonic()
+        os.kill(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert code == 130, (root / "axis-cli.log").read_text()
+    assert took < 20, f"stopping took {took:.1f} s"
+    assert wait_for(lambda: processes_with(token) == [], timeout=10), processes_with(token)
+    folder = only_report(root)
+    first = report(root)
+    assert first["state"] == "interrupted"
+    statuses = Counter(r["status"] for r in runs_by_job(first).values())
+    assert statuses["cancelled"] >= 4, statuses
+    (e2e / "sleep").write_text("0\n")
+    resumed = run_cli(root, "--resume", folder.name, *args, env=cli_env(), timeout=120)
+    assert resumed.exit_code == 0, resumed.stderr
+    final = runs_by_job(report(root))
+    assert len(final) == 6 and {r["status"] for r in final.values()} == {"completed"}
+    assert report(root)["state"] == "finished"
+
+
+def test_a_lost_cluster_ends_the_run_and_resume_finishes_on_a_new_one(
+    dask_cluster: DaskCluster, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    token, e2e, _workers, root = setup(tmp_path, dask_cluster, 6, sleep=60)
+    proc = start_cli(root, "--scheduler", dask_cluster.address, env=cli_env())
+    try:
+        wait_for(lambda: sum(launched(e2e).values()) >= 4, timeout=60)
+        dask_cluster.stop()  # scheduler and workers, SIGKILL
+        code = proc.wait(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    log = (root / "axis-cli.log").read_text()
+    assert code != 0 and "Traceback" not in log, log
+    assert "cluster" in log.lower(), log
+    assert wait_for(lambda: processes_with(token) == [], timeout=15), processes_with(token)
+    folder = only_report(root)
+    assert report(root)["state"] in ("finished", "interrupted")
+    # A new cluster: a scheduler and two workers of their own.
+    fresh: DaskCluster = request.getfixturevalue("second_cluster")
+    for name in ("n1", "n2"):
+        fresh.start_worker(name, dask_env(E2E_DIR=str(e2e)), slots=2)
+    (e2e / "sleep").write_text("0\n")
+    resumed = run_cli(
+        root, "--resume", folder.name, "--scheduler", fresh.address, env=cli_env(), timeout=120
+    )
+    assert resumed.exit_code == 0, resumed.stderr
+    final = runs_by_job(report(root))
+    assert {r["status"] for r in final.values()} == {"completed"}, final
+    new_workers = set(fresh.info())
+    assert any(r["worker"] in new_workers for r in final.values())
