@@ -76,3 +76,14 @@ def test_job_status_is_one_of_three() -> None:
 )
 def test_exit_code_for(summary: dict[str, int], code: int) -> None:
     assert exit_code_for(report(**summary)) == code
+
+
+def test_runs_the_infrastructure_cancelled_fail_the_run() -> None:
+    """A lost Dask cluster cancels its running jobs; nobody asked for that: exit 1 (a
+    cancel by Ctrl-C is the caller's, 130)."""
+    lost = run_entry(1, status="cancelled", error_kind="infrastructure", dir="d")
+    asked = run_entry(1, status="cancelled", error_kind="cancelled", dir="d")
+    for run, code in ((lost, EXIT_FAILED), (asked, EXIT_OK)):
+        m = report(total=1, cancelled=1)
+        m.results.append(pair(run))
+        assert exit_code_for(m) == code

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from axis_eval.runs.aggregate import (
     composite,
+    describe_reliability,
     pair_status,
     reliability,
     representative,
@@ -70,6 +71,19 @@ def test_reliability_leaves_withheld_and_cancelled_out() -> None:
         ]
     )
     assert (r.succeeded, r.total, r.withheld) == (1, 2, 1)
+
+
+def test_infrastructure_failures_leave_the_denominator_and_are_counted_apart() -> None:
+    """A sandbox or worker that could not run a job is not the agent's failure."""
+    r = reliability(
+        [
+            run_entry(1, 80),
+            run_entry(2, status="failed", error_kind="infrastructure"),
+            run_entry(3, status="failed", error_kind="agent"),
+        ]
+    )
+    assert (r.succeeded, r.total, r.withheld, r.infrastructure) == (1, 2, 0, 1)
+    assert describe_reliability(r) == "1/2 scored (1 infrastructure)"
 
 
 def test_refresh_pair_uses_the_representative() -> None:

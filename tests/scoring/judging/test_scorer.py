@@ -57,6 +57,34 @@ async def test_deterministic_checks_pass_and_fail_without_any_judge(tmp_path: Pa
     assert result.judge.kind == "none" and result.judge.calls == 0 and result.chunks == 0
 
 
+async def test_checks_that_ran_where_the_job_ran_score_it_here_without_its_workspace(
+    tmp_path: Path,
+) -> None:
+    """A Dask worker runs the checks before its workspace goes, and hands the verdicts back
+    (``take_checks``) in the outcome: ``axis run`` scores with them and no workspace."""
+    ws = workspace(tmp_path)
+    checks = [("hello.txt exists", 0.5, "test -f hello.txt"), ("it says Bye", 0.5, "grep Bye x")]
+    env = {"PATH": "/usr/bin:/bin"}
+    on_worker = JudgeScorer(judging=None, config_dir=tmp_path, parent_env=env)
+    ran = outcome(scenario(checks), transcript())
+    await on_worker.run_checks(ran, ws)
+    taken = on_worker.take_checks(ran.spec)
+    assert taken is not None and sorted(v.score for v in taken.values()) == [0, 10]
+    assert on_worker.take_checks(ran.spec) is None  # handed over once
+    (ws / "hello.txt").unlink()  # the workspace is gone: nothing may run again here
+    here = JudgeScorer(judging=None, config_dir=tmp_path, parent_env=env)
+    back = outcome(scenario(checks), transcript())
+    back.checks = taken
+    result = await here.score(back, None)
+    assert result is not None and not result.withheld
+    assert [c.score for c in result.checks] == [10, 0] and result.goal_achievement == 50
+    # Without them and without a workspace, nothing runs: the goal has no evidence.
+    none = await JudgeScorer(judging=None, config_dir=tmp_path, parent_env=env).score(
+        outcome(scenario(checks), transcript()), None
+    )
+    assert none is not None and [c.score for c in none.checks] == []
+
+
 async def test_a_check_over_its_time_limit_scores_zero(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     judging = Judging(timeout_seconds=0.3)
