@@ -61,23 +61,32 @@ def _entries(root: Path) -> list[Path]:
 
 
 def _too_big(root: Path, files: int, size: int) -> PreflightError:
-    biggest: list[tuple[int, str]] = []
+    """The error for a folder past a bound, naming the bound crossed and the top-level
+    entries that hold the most of it (what to move out)."""
+    by_files = files > MAX_FILES
+    parts: list[tuple[int, int, str]] = []
     for child in root.iterdir():
         if child.name in EXCLUDED:
             continue
-        total = child.lstat().st_size if not child.is_dir() or child.is_symlink() else 0
+        count, total = 1, child.lstat().st_size
         if child.is_dir() and not child.is_symlink():
+            count = total = 0
             for folder, dirs, names in os.walk(child):
                 dirs[:] = [d for d in dirs if d not in EXCLUDED]
                 for name in names:
                     with contextlib.suppress(OSError):
                         total += (Path(folder) / name).lstat().st_size
-        biggest.append((total, child.name))
-    largest = sorted(biggest)[::-1][:3]
-    top = ", ".join(f"{name} ({total / 2**20:.1f} MiB)" for total, name in largest)
+                        count += 1
+        parts.append((count, total, child.name))
+    rank = (lambda p: (-p[0], -p[1], p[2])) if by_files else (lambda p: (-p[1], -p[0], p[2]))
+    top = ", ".join(
+        f"{name} ({count} file{'s' * (count != 1)}, {total / 2**20:.1f} MiB)"
+        for count, total, name in sorted(parts, key=rank)[:3]
+    )
+    bound = f"{MAX_FILES} files" if by_files else f"{MAX_BYTES / 2**20:g} MiB"
     return PreflightError(
-        f"the config folder {root} is too big to send to the Dask workers: more than "
-        f"{MAX_FILES} files or {MAX_BYTES // 2**20} MiB (largest: {top})",
+        f"the config folder {root} is too big to send to the Dask workers: it holds more "
+        f"than {bound} (largest: {top})",
         hint="keep data the jobs do not read out of the config folder, or in a folder "
         f"named one of {', '.join(sorted(EXCLUDED))}",
     )
@@ -105,6 +114,11 @@ def build_bundle(config_dir: str | Path) -> Bundle:
                 if target.is_absolute() or root not in (inside, *inside.parents):
                     continue  # a link out of the folder means nothing on another machine
             info = archive.gettarinfo(str(path), arcname=name)
+            if info.islnk():
+                # tarfile stores a second name of an inode as a hard link to the first: the
+                # bundle holds every file whole (what a file says, not how it is stored).
+                info.type, info.linkname = tarfile.REGTYPE, ""
+                info.size = path.lstat().st_size
             info.mtime = 0
             info.uid = info.gid = 0
             info.uname = info.gname = ""

@@ -37,8 +37,9 @@ class Cluster:
         self.address: str = str(client.scheduler.address)
 
     def lost(self) -> bool:
-        """Whether the connection to the scheduler is gone."""
-        return str(self.client.status) not in ("running", "connecting")
+        """Whether the connection to the scheduler is gone (a client that is reconnecting
+        lost it: whatever it sends now waits for a scheduler that may never come back)."""
+        return str(self.client.status) != "running"
 
     async def workers(self, *, wait: bool = True) -> dict[str, dict[str, float]]:
         """Each worker's address and resources (``wait``: once at least one is connected).
@@ -67,6 +68,16 @@ class Cluster:
         if self._local is not None:
             with contextlib.suppress(Exception):
                 await self._local.close()
+
+
+def _quiet() -> None:
+    """Dask's own log lines off in ``axis run`` (its workers keep theirs): the client logs a
+    traceback for each failed reconnect, and what a lost cluster means for the run is said
+    by the run itself (each job's error, the summary), once. Dask configures each of its
+    loggers, so each is set."""
+    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] == "distributed"]
+    for name in ["distributed", *names]:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _import_distributed() -> Any:
@@ -114,6 +125,7 @@ async def connect(scheduler: str | None, workers: int | None, concurrency: int) 
         PreflightError: Dask is not installed, or the scheduler cannot be reached.
     """
     distributed = _import_distributed()
+    _quiet()
     if scheduler is not None:
         refused = await asyncio.to_thread(_refused, scheduler)
         if refused is not None:

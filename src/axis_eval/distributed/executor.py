@@ -35,6 +35,9 @@ __all__ = ["DaskExecutor"]
 
 log = logging.getLogger(__name__)
 
+STOP_SEND_S = 10.0
+"""How long telling the workers to stop may take (a scheduler that does not answer in
+that time is gone, and its workers' jobs with it)."""
 REFRESH_S = 2.0
 """How often the live workers are looked up again while jobs are placed."""
 SLOT = "slot"
@@ -312,8 +315,9 @@ class DaskExecutor:
         client = self._cluster.client
         try:
             reason = {"reason": ctx.stop.reason, "kind": ctx.stop.kind}
-            await _dask.set_variable(names.stop_reason(ctx.run_token), reason, client)
-            await _dask.set_event(names.stop_event(ctx.run_token), client)
+            async with asyncio.timeout(STOP_SEND_S):
+                await _dask.set_variable(names.stop_reason(ctx.run_token), reason, client)
+                await _dask.set_event(names.stop_event(ctx.run_token), client)
         except Exception as exc:  # the cluster is gone: its jobs went with it
             log.warning("could not tell the Dask workers to stop: %s", exc)
 

@@ -292,7 +292,13 @@ async def preflight_task(
     if ticket.version != __version__:
         problems.append(f"runs axis-eval {__version__}, while axis run is {ticket.version}")
         return facts
-    run = await _run_for(ticket, bundle)
+    try:
+        run = await _run_for(ticket, bundle)
+    except (OSError, ValueError, AxisError) as exc:
+        # A full disk, a local directory it cannot write, a bundle that came in damaged:
+        # this worker's own problem, named as such (not one failed pre-flight for all).
+        problems.append(f"cannot unpack the run's config folder under {_bundles()}: {exc}")
+        return facts
     for raw in agents:
         agent = AgentSpec.model_validate(raw)
         try:
