@@ -4,6 +4,7 @@ the run, and ``--resume`` finishes the report on the cluster (a new one after a 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -145,3 +146,26 @@ def test_a_lost_cluster_ends_the_run_and_resume_finishes_on_a_new_one(
     assert {r["status"] for r in final.values()} == {"completed"}, final
     new_workers = set(fresh.info())
     assert any(r["worker"] in new_workers for r in final.values())
+
+
+def test_a_run_level_time_limit_stops_the_agents_on_every_worker(
+    dask_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    """The limit is ``axis run``'s (one clock for the run): it stops the run, and the stop
+    channel stops what runs on the workers."""
+    token, e2e, _workers, root = setup(tmp_path, dask_cluster, 6, sleep=60)
+    config = json.loads((root / "axis.config.json").read_text())
+    config["settings"]["limits"] = {"run": {"time_minutes": 0.1}}  # 6 s
+    (root / "axis.config.json").write_text(json.dumps(config))
+    started = time.monotonic()
+    done = run_cli(
+        root, "--scheduler", dask_cluster.address, "--grace-seconds", "1",
+        env=cli_env(), timeout=120,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert done.exit_code == 1, done.stderr
+    assert took < 40, f"the run took {took:.0f} s"
+    runs = runs_by_job(report(root))
+    assert {r["errorKind"] for r in runs.values()} == {"run_limit"}, runs
+    assert sum(launched(e2e).values()) == 4  # the 4 slots' jobs started; no more did
+    wait_for(lambda: processes_with(token) == [], timeout=10, what="the agents to be gone")

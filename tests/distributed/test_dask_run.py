@@ -49,6 +49,9 @@ def test_thirty_jobs_on_two_workers_report_what_a_local_run_reports(
     assert all(run.get("worker") is None for run in at_home.values())
     launches = (e2e / "launches.log").read_text().splitlines()
     assert len(launches) == 30
+    # The progress lines say where each job ran.
+    finished = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(finished) == 30 and all(" on 127.0.0.1:" in line for line in finished)
     # The jobs read the config folder from the bundle unpacked on their worker, not from
     # axis run's copy of it.
     folder = only_report(remote)
