@@ -37,7 +37,7 @@ class Scripted:
         self.statuses = statuses or {}
         self.closed = False
 
-    async def prepare(self, plan: object, environ: object) -> list[str]:
+    async def prepare(self, plan: object, environ: object, **run: object) -> list[str]:
         return []
 
     async def aclose(self) -> None:

@@ -97,7 +97,14 @@ class DaskExecutor:
 
     # ------------------------------------------------------------------ pre-flight
 
-    async def prepare(self, plan: Plan, environ: Mapping[str, str]) -> list[str]:
+    async def prepare(
+        self,
+        plan: Plan,
+        environ: Mapping[str, str],
+        *,
+        model_server_url: str | None = None,
+        job_env: Mapping[str, str] | None = None,
+    ) -> list[str]:
         """Connect (or start the local cluster), send the bundle, and check every worker.
 
         Raises:
@@ -108,7 +115,7 @@ class DaskExecutor:
         client = self._cluster.client
         self._bundle = await asyncio.to_thread(build_bundle, self.loaded.config_dir)
         self._bundle_future = await client.scatter(self._bundle.data, broadcast=True, hash=False)
-        self._ticket = self._make_ticket(plan, environ)
+        self._ticket = self._make_ticket(plan, environ, model_server_url, job_env or {})
         workers = await self._cluster.workers()
         self.slots = {address: int(res.get(SLOT, 0)) for address, res in workers.items()}
         warnings = [
@@ -133,7 +140,13 @@ class DaskExecutor:
         warnings.extend(f"worker {f['worker']}: {w}" for f in facts for w in f["warnings"])
         return warnings
 
-    def _make_ticket(self, plan: Plan, environ: Mapping[str, str]) -> RunTicket:
+    def _make_ticket(
+        self,
+        plan: Plan,
+        environ: Mapping[str, str],
+        model_server_url: str | None,
+        job_env: Mapping[str, str],
+    ) -> RunTicket:
         assert self._bundle is not None
         loaded = self.loaded
         return RunTicket(
@@ -146,6 +159,8 @@ class DaskExecutor:
             grace_s=self.grace_s,
             score=self.score,
             added_env=dict(environ),
+            extra_env=dict(job_env),
+            model_server_url=model_server_url,  # pre-flight checks each worker reaches it
         )
 
     async def _check_workers(self, plan: Plan, addresses: list[str]) -> list[dict[str, Any]]:
@@ -165,11 +180,17 @@ class DaskExecutor:
             for address in addresses
         ]  # fmt: skip
         try:
-            results: list[dict[str, Any]] = await self._cluster.client.gather(futures)
-        except Exception as exc:
-            raise PreflightError(f"the Dask workers' pre-flight failed: {exc}") from exc
+            done = await asyncio.gather(*futures, return_exceptions=True)
         finally:
             await self._forget(token)
+        results: list[dict[str, Any]] = []
+        for address, result in zip(addresses, done, strict=True):
+            if isinstance(result, BaseException):  # it could not even run the check
+                problem = f"its pre-flight task failed ({type(result).__name__}: {result})"
+                hint = " (is the same axis-eval installed there, and on the scheduler?)"
+                results.append({"worker": address, "problems": [problem + hint], "warnings": []})
+            else:
+                results.append(result)
         return results
 
     def _ticket_for(self, token: str, ctx: JobContext | None = None) -> RunTicket:
@@ -208,10 +229,10 @@ class DaskExecutor:
         self._watch = asyncio.ensure_future(self._broadcast_stop(ctx))
 
     async def _run_remote(self, spec: JobSpec, ctx: JobContext) -> JobOutcome:
+        from distributed import KilledWorker
         from distributed.client import FutureCancelledError
 
         from axis_eval.distributed.worker import MAX_ATTEMPTS, run_job_task
-        from distributed import KilledWorker
 
         assert self._cluster is not None and self._ticket is not None
         client = self._cluster.client

@@ -51,6 +51,8 @@ __all__ = ["MAX_ATTEMPTS", "forget_run", "preflight_task", "reroot", "run_job_ta
 
 MAX_ATTEMPTS = 2
 """A job is started at most twice: once, and once more after its worker was lost."""
+RELEASE_POLL_S = 1.0
+"""How often a job looks whether ``axis run`` still wants it (:func:`_watch_release`)."""
 TOKEN_EVERY_S = 0.5
 """How often a job's growing token count is reported to ``axis run`` (at most)."""
 
@@ -59,10 +61,11 @@ def reroot(data: Any, old: str, new: str) -> Any:
     """``data`` (JSON-like) with every string that is the path ``old`` or lies under it moved
     to ``new``: a spec's folders as the worker's copy of the config folder has them."""
     if isinstance(data, str):
-        if data == old:
+        base = old.rstrip("/") or "/"
+        if data.rstrip("/") == base:
             return new
-        if data.startswith(old.rstrip("/") + "/"):
-            return new + data[len(old.rstrip("/")) :]
+        if data.startswith(base + "/"):
+            return new + data[len(base) :]
         return data
     if isinstance(data, list):
         return [reroot(item, old, new) for item in data]
@@ -253,7 +256,13 @@ async def run_job_task(spec_json: str, ticket: RunTicket, bundle: bytes) -> str:
             extra_env=ticket.extra_env,
             sandboxes=run.sandboxes,
         )
-        outcome = await run_job(spec, ctx)
+        watch = asyncio.ensure_future(
+            _watch_release(run, names.task_key(ticket.token, spec.number))
+        )
+        try:
+            outcome = await run_job(spec, ctx)
+        finally:
+            watch.cancel()
         outcome.spec = original
         outcome.workspace = None  # it was on the worker, and is gone
         text = outcome.model_copy(
@@ -263,6 +272,21 @@ async def run_job_task(spec_json: str, ticket: RunTicket, bundle: bytes) -> str:
     outcome.worker = str(worker.address)
     outcome.attempts = len(tried)
     return outcome.model_dump_json()
+
+
+async def _watch_release(run: WorkerRun, key: str) -> None:
+    """Stop the run's jobs here when the scheduler lets go of this job's task: ``axis run``
+    is gone (killed, even by SIGKILL, or disconnected), so nobody waits for what they do.
+
+    Dask cannot stop a running task; it marks it cancelled on this worker and lets it run.
+    """
+    state = get_worker().state
+    while not run.stop.event.is_set():
+        await asyncio.sleep(RELEASE_POLL_S)
+        task = state.tasks.get(key)
+        if task is None or task.state in ("cancelled", "released", "forgotten"):
+            run.stop.trigger("axis run is gone (the scheduler released its jobs)", "cancelled")
+            return
 
 
 def _reach(url: str) -> str | None:

@@ -27,10 +27,18 @@ class Executor(Protocol):
         """How many jobs it can run at once (known after :meth:`prepare`)."""
         ...
 
-    async def prepare(self, plan: Plan, environ: Mapping[str, str]) -> list[str]:
+    async def prepare(
+        self,
+        plan: Plan,
+        environ: Mapping[str, str],
+        *,
+        model_server_url: str | None = None,
+        job_env: Mapping[str, str] | None = None,
+    ) -> list[str]:
         """Before anything runs: reach where the jobs will run and check it can run this
         plan (``environ``: the variables the run adds for its agents, such as the scripted
-        model server's placeholder keys). Returns warnings to show.
+        model server's placeholder keys; ``model_server_url`` and ``job_env``: the embedded
+        scripted server and what every job gets for it). Returns warnings to show.
 
         Raises:
             PreflightError: it cannot (exit 2; nothing ran).
@@ -66,7 +74,14 @@ class LocalExecutor:
         """The concurrency bound: the requested one, or what the descriptor limit allows."""
         return self._capacity
 
-    async def prepare(self, plan: Plan, environ: Mapping[str, str]) -> list[str]:
+    async def prepare(
+        self,
+        plan: Plan,
+        environ: Mapping[str, str],
+        *,
+        model_server_url: str | None = None,
+        job_env: Mapping[str, str] | None = None,
+    ) -> list[str]:
         """Nothing to reach: the run's own checks cover this machine."""
         return []
 

@@ -88,7 +88,13 @@ async def _run_async(options: RunOptions, report: crash.OpenReport) -> RunOutcom
     try:
         adapters, judge_adapters = _check(options, the_plan, environ, scripted)
         if executor is not None:  # where the jobs run is reached and checked before any
-            for line in await executor.prepare(the_plan, _added(environ, options)):
+            warnings = await executor.prepare(
+                the_plan,
+                _added(environ, options),
+                model_server_url=scripted.url if scripted else None,
+                job_env=scripted.job_env() if scripted else None,
+            )
+            for line in warnings:
                 display.message(f"warning: {line}")
         return await _execute(
             options, the_plan, adapters, judge_adapters, environ, display, scripted, report

@@ -169,3 +169,23 @@ def test_a_run_level_time_limit_stops_the_agents_on_every_worker(
     assert {r["errorKind"] for r in runs.values()} == {"run_limit"}, runs
     assert sum(launched(e2e).values()) == 4  # the 4 slots' jobs started; no more did
     wait_for(lambda: processes_with(token) == [], timeout=10, what="the agents to be gone")
+
+
+def test_axis_run_killed_leaves_no_agent_running_on_the_workers(
+    dask_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    """SIGKILL of ``axis run``: no stop message is sent, but the scheduler releases its
+    tasks, and each worker stops the run's jobs when it sees that."""
+    token, e2e, workers, root = setup(tmp_path, dask_cluster, 4, sleep=60)
+    proc = start_cli(
+        root, "--scheduler", dask_cluster.address, "--grace-seconds", "1", env=cli_env()
+    )
+    try:
+        wait_for(lambda: sum(launched(e2e).values()) >= 4, timeout=60)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    wait_for(lambda: processes_with(token) == [], timeout=20, what="the agents to be gone")
+    assert {w.proc.poll() for w in workers} == {None}, "the workers themselves go on"

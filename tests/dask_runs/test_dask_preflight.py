@@ -132,3 +132,17 @@ def test_a_dry_run_reaches_no_cluster(tmp_path: Path) -> None:
     assert "2 jobs" in done.stdout and "s01       maker" in done.stdout, done.stdout
     assert "Dask" not in done.stdout + done.stderr
     assert report_dirs(root) == []
+
+
+def test_without_dask_installed_the_dask_executor_is_a_preflight_error(tmp_path: Path) -> None:
+    """Dask is an extra: a machine without it gets the install command, exit 2."""
+    root = maker_project(tmp_path / "proj", 1)
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    # A `distributed` that cannot be imported, first on the path (as where it is missing).
+    (blocked / "distributed.py").write_text("raise ImportError('no Dask here')\n")
+    env = cli_env()
+    env["PYTHONPATH"] = f"{blocked}:{env['PYTHONPATH']}"
+    done = run_cli(root, "--workers", "1", env=env, timeout=60)
+    output = _refused_before_any_job(done, root)
+    assert "pip install 'axis-eval[dask]'" in output, output
