@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -34,6 +35,13 @@ class DaskWorker:
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    @property
+    def address(self) -> str:
+        """Its address, from its log (asking the scheduler costs a Python start)."""
+        found = re.search(r"Start worker at:\s+(\S+)", self.log.read_text(errors="replace"))
+        assert found, self.log.read_text()
+        return found.group(1)
 
 
 @dataclass
@@ -65,7 +73,12 @@ class DaskCluster:
             )  # fmt: skip
         worker = DaskWorker(name, proc, log)
         self.workers.append(worker)
-        self.wait_for(len([w for w in self.workers if w.proc.poll() is None]))
+        deadline = time.monotonic() + START_TIMEOUT_S
+        # Its log says when the scheduler has it (asking the scheduler costs a Python start).
+        while "Registered to:" not in log.read_text(errors="replace"):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"worker {name} did not join: {log.read_text()}")
+            time.sleep(0.1)
         return worker
 
     def wait_for(self, count: int) -> None:

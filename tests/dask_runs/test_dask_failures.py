@@ -144,7 +144,7 @@ def test_a_lost_cluster_ends_the_run_and_resume_finishes_on_a_new_one(
     assert resumed.exit_code == 0, resumed.stderr
     final = runs_by_job(report(root))
     assert {r["status"] for r in final.values()} == {"completed"}, final
-    new_workers = set(fresh.info())
+    new_workers = {w.address for w in fresh.workers}
     assert any(r["worker"] in new_workers for r in final.values())
 
 

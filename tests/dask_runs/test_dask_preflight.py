@@ -89,6 +89,23 @@ def test_a_worker_missing_a_declared_variable_fails_preflight_by_name(
     assert not hook.exists(), "beforeAll ran before pre-flight"
 
 
+def test_keys_only_the_workers_hold_are_enough(dask_cluster: DaskCluster, tmp_path: Path) -> None:
+    """A scheduler's workers check their own variables and CLIs: ``axis run`` need not hold
+    the agents' keys (they never travel), and its jobs see each worker's value."""
+    e2e = tmp_path / "e2e"
+    e2e.mkdir()
+    for name in ("a", "b"):
+        _start(dask_cluster, name, dask_env(E2E_DIR=str(e2e), MAKER_KEY=f"key-{name}"))
+    root = maker_project(tmp_path / "proj", 2, e2e=e2e)
+    config = json.loads((root / "axis.config.json").read_text())
+    config["adapters"]["maker"]["required_env"] = ["MAKER_KEY"]
+    (root / "axis.config.json").write_text(json.dumps(config))
+    done = run_cli(root, "--scheduler", dask_cluster.address, "--no-score", env=cli_env())
+    assert done.exit_code == 0, done.stderr
+    assert "MAKER_KEY" not in done.stderr
+    assert len((e2e / "launches.log").read_text().splitlines()) == 2
+
+
 def test_a_worker_that_cannot_unpack_the_bundle_is_named(
     dask_cluster: DaskCluster, tmp_path: Path
 ) -> None:

@@ -32,6 +32,7 @@ class Scripted:
     """An executor that runs nothing: each job ends as ``statuses`` says (default completed)."""
 
     capacity = 1
+    remote = False
 
     def __init__(self, statuses: dict[str, str] | None = None) -> None:
         self.statuses = statuses or {}

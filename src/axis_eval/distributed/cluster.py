@@ -64,7 +64,8 @@ class Cluster:
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             # A lost scheduler: the client's reconnect wait is not worth sitting through.
-            await asyncio.wait_for(self.client.close(timeout=5), 10)
+            wait = 1 if self.lost() else 5
+            await asyncio.wait_for(self.client.close(timeout=wait), 2 * wait)
         if self._local is not None:
             with contextlib.suppress(Exception):
                 await self._local.close()

@@ -91,6 +91,12 @@ class DaskExecutor:
         return max(1, min(self.concurrency, sum(self.slots.values()) or 1))
 
     @property
+    def remote(self) -> bool:
+        """A scheduler's workers may be anywhere; a local cluster's are on this machine
+        (and share its environment and agent CLIs, which ``axis run`` checks as usual)."""
+        return self.scheduler is not None
+
+    @property
     def address(self) -> str | None:
         """The scheduler's address once connected."""
         return self._cluster.address if self._cluster else None
@@ -334,6 +340,8 @@ class DaskExecutor:
         await ctx.stop.event.wait()
         assert self._cluster is not None
         client = self._cluster.client
+        if self._cluster.lost():
+            return  # no scheduler to tell: its workers' jobs went with it (or stop on release)
         try:
             reason = {"reason": ctx.stop.reason, "kind": ctx.stop.kind}
             async with asyncio.timeout(STOP_SEND_S):

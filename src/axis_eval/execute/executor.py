@@ -27,6 +27,12 @@ class Executor(Protocol):
         """How many jobs it can run at once (known after :meth:`prepare`)."""
         ...
 
+    @property
+    def remote(self) -> bool:
+        """Whether jobs may run on other machines, which check their own agent CLIs and
+        variables (``axis run`` then does not require them here)."""
+        ...
+
     async def prepare(
         self,
         plan: Plan,
@@ -73,6 +79,10 @@ class LocalExecutor:
     def capacity(self) -> int:
         """The concurrency bound: the requested one, or what the descriptor limit allows."""
         return self._capacity
+
+    @property
+    def remote(self) -> bool:
+        return False
 
     async def prepare(
         self,

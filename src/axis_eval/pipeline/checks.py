@@ -20,19 +20,23 @@ from axis_eval.planning.models import AgentSpec, Plan
 from axis_eval.redact import Redactor, looks_secret, mcp_secret_values
 
 
-def load_adapters(the_plan: Plan, loaded: LoadedConfig) -> dict[str, AgentAdapter[Any]]:
+def load_adapters(
+    the_plan: Plan, loaded: LoadedConfig, *, binaries: bool = True
+) -> dict[str, AgentAdapter[Any]]:
     """Load every adapter the jobs need, once.
 
     Raises:
         PreflightError: an adapter cannot load (a missing CLI names its install command).
     """
-    return load_agent_adapters(unique_agents(the_plan), loaded)
+    return load_agent_adapters(unique_agents(the_plan), loaded, binaries=binaries)
 
 
 def load_agent_adapters(
-    used: Sequence[AgentSpec], loaded: LoadedConfig
+    used: Sequence[AgentSpec], loaded: LoadedConfig, *, binaries: bool = True
 ) -> dict[str, AgentAdapter[Any]]:
     """The adapters of ``used`` agents, each once (what a remote worker loads for its jobs).
+    ``binaries``: check each built-in's pinned CLI is installed here (not where the jobs run
+    on other machines: their workers check theirs).
 
     Raises:
         PreflightError: an adapter cannot load (a missing CLI names its install command).
@@ -43,7 +47,7 @@ def load_agent_adapters(
         if agent.adapter in adapters:
             continue
         # The pinned CLI is only needed when some entry of this adapter has no `command`.
-        needs_binary = not all(a.command for a in used if a.adapter == agent.adapter)
+        needs_binary = binaries and not all(a.command for a in used if a.adapter == agent.adapter)
         try:
             ref = resolve(agent.adapter, loaded.config, custom)
             adapters[agent.adapter] = load_adapter(ref, require_binary=needs_binary)
@@ -57,15 +61,19 @@ def preflight(
     loaded: LoadedConfig,
     environ: Mapping[str, str],
     adapters: Mapping[str, AgentAdapter[Any]] | None = None,
+    *,
+    agent_env: bool = True,
 ) -> dict[str, AgentAdapter[Any]]:
-    """Check, before any job starts, every adapter's environment and the skill sources.
+    """Check, before any job starts, every adapter's environment and the skill sources
+    (``agent_env``: the agents' variables must be set here; not when the jobs run on
+    workers, whose own environments their pre-flight checks).
 
     Raises:
         PreflightError: an adapter cannot load, a variable it needs is not set, or a skill
             source cannot be used.
     """
     loaded_adapters = dict(adapters) if adapters is not None else load_adapters(the_plan, loaded)
-    for agent in unique_agents(the_plan):
+    for agent in unique_agents(the_plan) if agent_env else []:
         missing = missing_env(loaded_adapters[agent.adapter].required_env, environ)
         if missing:
             names = ", ".join(missing)

@@ -80,7 +80,8 @@ async def _run_async(options: RunOptions, report: crash.OpenReport) -> RunOutcom
         display.message(f"warning: {line}")
     for line in the_plan.notes:
         display.message(line)
-    fallback = sandbox_preflight(the_plan)
+    remote = options.executor is not None and options.executor.remote
+    fallback = None if remote else sandbox_preflight(the_plan)  # workers probe their own
     if fallback is not None:
         display.message(f"WARNING: {fallback}")
     scripted = _start_model_server(loaded)
@@ -127,11 +128,13 @@ def _check(
     must see what their agents will get.
     """
     loaded = options.loaded
-    adapters = load_adapters(the_plan, loaded)
+    # Jobs on other machines: their CLIs and keys are the workers' (their pre-flight).
+    here = options.executor is None or not options.executor.remote
+    adapters = load_adapters(the_plan, loaded, binaries=here)
     if scripted is not None:
         required = [n for a in adapters.values() for n in a.required_env]
         environ.update(scripted.environment(required, environ))
-    preflight(the_plan, loaded, environ, adapters)
+    preflight(the_plan, loaded, environ, adapters, agent_env=here)
     if not options.score or options.scorer is not None:
         return adapters, {}
     # The judging stack is imported only when a run scores.

@@ -1,8 +1,9 @@
 """The job containers of the ``docker`` sandbox: how one starts, how they all go.
 
 A container runs the agent image's entrypoint, ``ax-task-runner``, as PID 1 with its guest
-services on a Unix socket in a host folder mounted at :data:`GUEST_DIR`
-(:func:`run_args`). Each carries labels naming its run and its owner (host, boot, pid and
+services on a Unix socket in a host folder mounted at :data:`GUEST_DIR` (:func:`run_args`:
+``--guest-services-only``, which listens only once the services answer, so the socket
+file appearing is the runner's readiness). Each carries labels naming its run and its owner (host, boot, pid and
 start time of the harness), so every exit path can find it again:
 
 - the job's end removes its container (:func:`remove_containers`);
@@ -51,23 +52,11 @@ LABEL_OWNER_PID = "axis-eval.owner-pid"
 LABEL_OWNER = "axis-eval.owner"
 """``<host> <boot id> <pid> <start tick>`` of the harness that started the container."""
 GUEST_DIR = "/run/axis-guest"
-"""Where the container sees its host folder: the runner's socket, Task file and state."""
+"""Where the container sees its host folder: the runner's socket and workspace folder."""
 SOCKET_NAME = "guest.sock"
-TASK_NAME = "task.yaml"
 AGENTS_IN_IMAGE = "/opt/axis-agents"
 """Where the agent image holds the pinned CLIs (docker/build_agents.py)."""
 REMOVE_TIMEOUT_S = 60.0
-
-TASK_YAML = """\
-apiVersion: ax.io/v1alpha1
-kind: Task
-metadata:
-  name: axis-eval-job
-spec:
-  debug: true
-"""
-"""No command, guest services on: the runner only serves (the harness starts everything)."""
-
 
 def _boot_id() -> str:
     try:
@@ -179,12 +168,12 @@ def run_args(spec: ContainerSpec) -> list[str]:
     for folder in spec.hidden:
         args += ["--mount", _mount(type="tmpfs", target=folder, **{"tmpfs-size": "1m"})]
     args += [*spec.extra, spec.image]
-    # The image's entrypoint is the runner; these are its flags.
+    # The image's entrypoint is the runner; these are its flags: guest services only (no
+    # Task: the harness starts everything), listening once they answer.
     args += [
-        "--task-file", f"{GUEST_DIR}/{TASK_NAME}",
+        "--guest-services-only",
         "--unix-socket", f"{GUEST_DIR}/{SOCKET_NAME}",
         "--workspace-root", f"{GUEST_DIR}/ws",
-        "--state-dir", f"{GUEST_DIR}/state",
         "--guest-env", "empty",
         "--no-confine-files",
     ]  # fmt: skip
