@@ -182,6 +182,7 @@ def test_axis_run_killed_leaves_no_agent_running_on_the_workers(
     )
     try:
         wait_for(lambda: sum(launched(e2e).values()) >= 4, timeout=60)
+        assert all(sentinels_of(w.pid) for w in workers)  # each worker holds the run
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
@@ -189,3 +190,25 @@ def test_axis_run_killed_leaves_no_agent_running_on_the_workers(
             os.killpg(proc.pid, signal.SIGKILL)
     wait_for(lambda: processes_with(token) == [], timeout=20, what="the agents to be gone")
     assert {w.proc.poll() for w in workers} == {None}, "the workers themselves go on"
+    # And each worker let go of the run (its sentinel, a child of the worker, ends).
+    wait_for(
+        lambda: not any(sentinels_of(w.pid) for w in workers), timeout=30,
+        what="the workers to forget the run",
+    )  # fmt: skip
+
+
+def sentinels_of(pid: int) -> list[int]:
+    """The run sentinels (tests/../execute/process/sentinel.py) that ``pid`` started."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == pid and b"execute/process" in cmdline:
+            found.append(int(name))
+    return found

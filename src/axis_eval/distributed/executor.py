@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import uuid
@@ -201,15 +202,16 @@ class DaskExecutor:
 
     def _ticket_for(self, token: str, ctx: JobContext | None = None) -> RunTicket:
         assert self._ticket is not None
-        fields = dict(self._ticket.__dict__, token=token)
-        if ctx is not None:
-            fields.update(
-                grace_s=ctx.grace_s,
-                extra_env=dict(ctx.extra_env),
-                model_server_url=ctx.model_server_url,
-                score=ctx.scorer is not None,
-            )
-        return RunTicket(**fields)
+        ticket = dataclasses.replace(self._ticket, token=token)
+        if ctx is None:
+            return ticket
+        return dataclasses.replace(
+            ticket,
+            grace_s=ctx.grace_s,
+            extra_env=dict(ctx.extra_env),
+            model_server_url=ctx.model_server_url,
+            score=ctx.scorer is not None,
+        )
 
     # ------------------------------------------------------------------ jobs
 

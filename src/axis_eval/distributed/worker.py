@@ -92,6 +92,8 @@ class WorkerRun:
         )
         self.sentinel: Sentinel | None = None
         self.listener: asyncio.Task[None] | None = None
+        self.active = 0
+        """Its jobs running here now."""
 
     def adapter(self, agent: AgentSpec) -> AgentAdapter[Any]:
         """The agent's adapter, loaded once per run.
@@ -259,9 +261,11 @@ async def run_job_task(spec_json: str, ticket: RunTicket, bundle: bytes) -> str:
         watch = asyncio.ensure_future(
             _watch_release(run, names.task_key(ticket.token, spec.number))
         )
+        run.active += 1
         try:
             outcome = await run_job(spec, ctx)
         finally:
+            run.active -= 1
             watch.cancel()
         outcome.spec = original
         outcome.workspace = None  # it was on the worker, and is gone
@@ -286,7 +290,21 @@ async def _watch_release(run: WorkerRun, key: str) -> None:
         task = state.tasks.get(key)
         if task is None or task.state in ("cancelled", "released", "forgotten"):
             run.stop.trigger("axis run is gone (the scheduler released its jobs)", "cancelled")
+            # Nobody will forget this run here: once its jobs are back, this worker does.
+            _orphaned.add(asyncio.ensure_future(_forget_when_idle(run)))
             return
+
+
+_orphaned: set[asyncio.Future[None]] = set()
+"""Runs being forgotten because their ``axis run`` is gone (kept: tasks are weakly held)."""
+
+
+async def _forget_when_idle(run: WorkerRun) -> None:
+    deadline = time.monotonic() + run.ticket.grace_s + 60
+    while run.active and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+    with contextlib.suppress(Exception):
+        await forget_run(run.ticket.token)
 
 
 def _reach(url: str) -> str | None:
