@@ -169,6 +169,17 @@ class GuestServices:
             self._methods = methods
         return self._methods
 
+    def preload(self) -> None:
+        """Load now what the first connection and the first calls would load (hyper-h2,
+        protobuf and the method table when enabled, the process-control package a first
+        StartProcess uses), for a server that listens only once it can answer at once
+        (``--guest-services-only``). Nothing is served differently."""
+        from ax_task_runner._guest import h2grpc  # noqa: F401
+
+        if self.enabled:
+            self._load_methods()
+            from axis_eval.execute.process import spawning  # noqa: F401
+
     def pids(self) -> set[int]:
         """OS pids of running guest processes (a PID-1 reaper must not reap these)."""
         return self._table.pids() if self._table is not None else set()

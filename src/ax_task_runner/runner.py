@@ -19,7 +19,6 @@ import signal
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from ax_task_runner.config import RunnerConfig
 from ax_task_runner.errors import RunnerError
@@ -34,7 +33,13 @@ from ax_task_runner.prepare import (
     prepare_workspace,
     resolve_mounts,
 )
-from ax_task_runner.server import GuestContext, H2cHandler, MetadataServer, ServerState
+from ax_task_runner.server import (
+    GuestContext,
+    H2cHandler,
+    MetadataServer,
+    ServerState,
+    metadata_url,
+)
 from ax_task_runner.spec import dump_task, dump_workspaces
 from ax_task_runner.supervisor import (
     Command,
@@ -106,18 +111,8 @@ class Runner:
 
     @property
     def metadata_url(self) -> str:
-        """``AX_METADATA_URL``: ``http://127.0.0.1:<port>`` (or the address listened on);
-        on a Unix socket ``http+unix://<the path, percent-encoded>`` (the scheme of
-        requests-unixsocket and httpie-unixsocket; ``curl --unix-socket PATH`` takes it as
-        the path)."""
-        if self.config.unix_socket:
-            return f"http+unix://{quote(self.config.unix_socket, safe='')}"
-        host = self.config.host or ""
-        if host in ("", "0.0.0.0", "::"):
-            host = "127.0.0.1"
-        elif ":" in host:
-            host = f"[{host}]"
-        return f"http://{host}:{self.port}"
+        """``AX_METADATA_URL`` (:func:`~ax_task_runner.server.metadata_url`)."""
+        return metadata_url(self.config.unix_socket, self.config.host, self.port)
 
     def stop(self) -> None:
         """Ask the runner to stop, as SIGTERM does."""

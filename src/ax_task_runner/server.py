@@ -16,9 +16,8 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from email.utils import formatdate
 from typing import Literal
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs, quote, unquote
 
 from ax_task_runner.errors import ServeError
 from ax_task_runner.logs import event
@@ -30,6 +29,8 @@ __all__ = [
     "H2cHandler",
     "MetadataServer",
     "ServerState",
+    "http_date",
+    "metadata_url",
 ]
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,36 @@ _FIRST_BYTES_S = 30.0
 _KEEP_ALIVE_S = 120.0
 _RESUME_GAP_S = 5.0
 _TEXT = "text/plain; charset=utf-8"
+
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def http_date(when: float | None = None) -> str:
+    """An HTTP ``Date`` (RFC 9110 IMF-fixdate, ``Sun, 06 Nov 1994 08:49:37 GMT``), as
+    ``email.utils.formatdate(usegmt=True)`` writes it: the ``email`` package is not
+    loaded for it (a few ms of every start)."""
+    t = time.gmtime(when)
+    return (
+        f"{_DAYS[t.tm_wday]}, {t.tm_mday:02d} {_MONTHS[t.tm_mon - 1]} {t.tm_year:04d} "
+        f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d} GMT"
+    )
+
+
+def metadata_url(unix_socket: str | None, host: str | None, port: int | None) -> str:
+    """``AX_METADATA_URL``: ``http://127.0.0.1:<port>`` (or the address listened on); on a
+    Unix socket ``http+unix://<the path, percent-encoded>`` (the scheme of
+    requests-unixsocket and httpie-unixsocket; ``curl --unix-socket PATH`` takes it as the
+    path)."""
+    if unix_socket:
+        return f"http+unix://{quote(unix_socket, safe='')}"
+    host = host or ""
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
 
 
 class Activity:
@@ -377,7 +408,7 @@ class MetadataServer:
             f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}",
             f"Content-Type: {response.content_type}",
             f"Content-Length: {len(response.body)}",
-            f"Date: {formatdate(usegmt=True)}",
+            f"Date: {http_date()}",
         ]
         if response.nosniff:
             headers.append("X-Content-Type-Options: nosniff")

@@ -306,10 +306,9 @@ def test_run_args_carry_the_labels_limits_mounts_and_runner_flags() -> None:
     ]
     image = args.index("my/agents:1")
     assert args[image + 1 :] == [
-        "--task-file", "/run/axis-guest/task.yaml",
+        "--guest-services-only",
         "--unix-socket", "/run/axis-guest/guest.sock",
         "--workspace-root", "/run/axis-guest/ws",
-        "--state-dir", "/run/axis-guest/state",
         "--guest-env", "empty",
         "--no-confine-files",
     ]  # fmt: skip

@@ -3,8 +3,9 @@
 A container runs the agent image's entrypoint, ``ax-task-runner``, as PID 1 with its guest
 services on a Unix socket in a host folder mounted at :data:`GUEST_DIR` (:func:`run_args`:
 ``--guest-services-only``, which listens only once the services answer, so the socket
-file appearing is the runner's readiness). Each carries labels naming its run and its owner (host, boot, pid and
-start time of the harness), so every exit path can find it again:
+file appearing is the runner's readiness). Each carries labels naming its run and its
+owner (host, boot, pid and start time of the harness), so every exit path can find it
+again:
 
 - the job's end removes its container (:func:`remove_containers`);
 - the run's end removes every container labelled with the run (:func:`remove_run`);
@@ -57,6 +58,7 @@ SOCKET_NAME = "guest.sock"
 AGENTS_IN_IMAGE = "/opt/axis-agents"
 """Where the agent image holds the pinned CLIs (docker/build_agents.py)."""
 REMOVE_TIMEOUT_S = 60.0
+
 
 def _boot_id() -> str:
     try:

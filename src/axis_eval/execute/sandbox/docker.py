@@ -20,13 +20,15 @@ Setup, the agent (its prompt on stdin when the adapter sends it so), checks and 
 start through the runner's ProcessService; the adapter's files go in, and the workspace
 comes back for artifacts and judges, through its FileSystemService (:mod:`.docker_sync`).
 
-A container starts in one ``docker run`` plus the runner's own start (1.0-1.5 s from
-nothing to a running agent on a small, busy machine), so a run keeps one spare started
-ahead per policy: the next job of that policy takes it and its agent runs about 0.1 s
-after the job asked for its sandbox. Every exit path removes
-them (:mod:`.containers`): the job's end, the run's end (``aclose``: everything labelled
-with the run), a watchdog when the harness dies, and the next run's first docker job for
-what a killed run left.
+A container starts in one ``docker run`` plus the runner's own start (``ax-task-runner
+--guest-services-only``: no pydantic, its socket made once the services answer): 0.45 s
+from nothing to a running agent on a quiet 2-core machine, 1.0 s on a busy one, more
+under ``network: none``, whose namespace Docker makes per container (docs/benchmarks.md,
+"Docker start"). So a run keeps one spare started ahead per policy: the next job of that
+policy takes it and its agent runs about 0.1 s after the job asked for its sandbox. Every
+exit path removes them (:mod:`.containers`): the job's end, the run's end (``aclose``:
+everything labelled with the run), a watchdog when the harness dies, and the next run's
+first docker job for what a killed run left.
 """
 
 from __future__ import annotations
