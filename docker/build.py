@@ -339,7 +339,14 @@ class PrivateDockerd:
         if os.geteuid() != 0:
             raise BuildError("starting a private dockerd needs root")
         self._claim_data_root()
+        # Its own mount namespace (util-linux `unshare`, which execs dockerd: same pid): the
+        # overlay mounts of its images and containers then never show on the host, where a
+        # bubblewrap sandbox starting meanwhile re-mounts every mount under `/` read-only
+        # and fails on one that vanishes mid-way ("Can't bind mount /oldroot/...").
+        unshare = shutil.which("unshare")
+        isolate = [unshare, "--mount", "--propagation", "private"] if unshare else []
         argv = [
+            *isolate,
             dockerd,
             "--data-root",
             str(self.data_root),

@@ -65,7 +65,7 @@ from axis_eval.planning.models import AgentSpec, JobSpec
 from axis_eval.scoring.models import CheckVerdict
 from axis_model_server import ScriptedModelServer, parse_tape
 
-from .conftest import AgentDocker, build_agents, unavailable
+from .conftest import DATA_ROOT, AgentDocker, build_agents, unavailable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -620,6 +620,10 @@ async def test_network_none_limits_and_pid_1_reach_the_container(
             assert mounts[str(project)]["RW"] is False
             code, out = await run_in(box, ["cat", "/proc/1/cmdline"])
             assert "ax-task-runner" in out
+            # The daemon keeps its mounts to itself (its own mount namespace): a bwrap job
+            # starting meanwhile re-mounts every host mount and fails on one that vanishes.
+            shown = Path("/proc/self/mountinfo").read_text()
+            assert str(DATA_ROOT) not in shown, "the private dockerd's mounts show on the host"
             code, _out = await run_in(box, ["python3", "-c", probe, port])
             assert code != 0  # no network
             await box.close()
