@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from helpers.processes import processes_with as processes_with  # re-exported
 from helpers.projects import only_report
 
 MAKER = (
@@ -109,25 +110,6 @@ def free_address() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"tcp://127.0.0.1:{port}"
-
-
-def processes_with(token: str) -> list[tuple[int, str]]:
-    """Every live process on the machine whose command line holds ``token`` (pid, argv)."""
-    import os
-
-    from helpers.processes import alive
-
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if token.encode() in cmdline and alive(int(name)):
-            found.append((int(name), cmdline.replace(b"\0", b" ").decode(errors="replace")))
-    return found
 
 
 def claude_project(root: Path, **settings: Any) -> Path:

@@ -19,24 +19,9 @@ from helpers.projects import only_report
 from pipeline.helpers import cli_env, run_cli, start_cli
 
 from .conftest import DaskCluster, dask_env
-from .helpers import maker_project, report, runs_by_job
+from .helpers import maker_project, processes_with, report, runs_by_job
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
-
-
-def processes_with(token: str) -> list[int]:
-    """Pids on this machine whose command line holds ``token``."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if token.encode() in cmdline:
-            found.append(int(name))
-    return found
 
 
 def launched(e2e: Path) -> Counter[str]:

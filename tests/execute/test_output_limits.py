@@ -215,7 +215,7 @@ def _project(root: Path, mode: str, output: dict[str, int], minutes: float = 1.0
 
 
 HARNESS_HWM_MIB = 0.0
-"""The largest peak RSS seen of an ``axis run`` child alone (its agent excluded)."""
+"""The last :func:`_run_cli` child's own peak RSS (its agent excluded), in MiB."""
 
 
 def _run_cli(root: Path, timeout_s: float = 50) -> tuple[int, float, float]:
@@ -238,6 +238,7 @@ def _run_cli(root: Path, timeout_s: float = 50) -> tuple[int, float, float]:
     )
     deadline = time.monotonic() + timeout_s
     global HARNESS_HWM_MIB
+    HARNESS_HWM_MIB = 0.0
     while True:
         with contextlib.suppress(OSError, ValueError, IndexError):  # axis run alone, for messages
             status_text = Path(f"/proc/{proc.pid}/status").read_text()
@@ -276,10 +277,15 @@ def test_a_flooding_agent_leaves_memory_and_report_bounded(tmp_path: Path) -> No
     assert len(transcript["entries"]) == 3001
     raw = (folder / "scenarios/flood/hostile/raw.ndjson").read_text().splitlines()
     assert json.loads(raw[0]) == {"type": "assistant", "text": "x" * 1000}  # the head
-    # ~70 on a quiet machine (~45 for an agent that says "ok"); 131 was seen once with the
-    # whole suite on both cores, so the bound is the issue's target for one hostile agent.
-    # Without the caps this run grows until its 3 GiB address-space limit.
-    assert rss < 150, f"peak RSS {rss:.0f} MiB (axis run alone: {HARNESS_HWM_MIB:.0f} MiB)"
+    # ~70 on a quiet machine (~45 for an agent that says "ok"), the bound is the issue's
+    # target for one hostile agent. Without the caps this run grows until its 3 GiB
+    # address-space limit.
+    # The bound is the harness's: axis run's own peak (VmHWM, read until it exits). The
+    # peak of the whole tree (wait4: the flooding agent, bwrap, the sentinel) is what the
+    # agent itself grew to; 151-182 MiB were seen under full-suite load with axis run at
+    # 69 MiB, so that one is only held to a sanity bound.
+    assert HARNESS_HWM_MIB < 150, f"axis run's peak RSS {HARNESS_HWM_MIB:.0f} MiB"
+    assert rss < 400, f"peak RSS of the tree {rss:.0f} MiB (axis run: {HARNESS_HWM_MIB:.0f})"
 
 
 def test_settings_limits_run_takes_no_output_limit(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import time
@@ -62,3 +63,18 @@ def first_json_line(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> Any
         _, err = proc.communicate(timeout=10)
         pytest.fail(f"{proc.args!r} printed nothing: {err.decode(errors='replace')}")
     return json.loads(line)
+
+
+def processes_with(token: str) -> list[tuple[int, str]]:
+    """Every live process on the machine whose command line holds ``token`` (pid, argv)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if token.encode() in cmdline and alive(int(name)):
+            found.append((int(name), cmdline.replace(b"\0", b" ").decode(errors="replace")))
+    return found

@@ -42,6 +42,7 @@ from axis_eval.execute.models import JobOutcome
 from axis_eval.execute.sandbox.bwrap import default_readable
 from axis_eval.execute.sandbox.probe import bwrap_problem
 from axis_eval.planning.models import AgentSpec, JobSpec
+from helpers.processes import processes_with
 
 from .conftest import AGENT_IMAGE
 
@@ -202,21 +203,6 @@ def escape_job(
     )
 
 
-def host_processes_with(token: str) -> list[tuple[int, str]]:
-    """Processes on the host whose command line holds ``token``."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if token.encode() in cmdline:
-            found.append((int(name), cmdline.replace(b"\0", b" ")[:100].decode(errors="replace")))
-    return found
-
-
 def run_harness(
     world: World,
     jobs: list[JobSpec],
@@ -259,7 +245,7 @@ def run_harness(
             timeout=120,
         )
     finally:
-        left = [p for token in tokens for p in host_processes_with(token)]
+        left = [p for token in tokens for p in processes_with(token)]
         for pid, _ in left:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
