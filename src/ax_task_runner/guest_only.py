@@ -25,7 +25,6 @@ them done (docs/benchmarks.md, "Docker start").
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -34,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ax_task_runner.errors import RunnerError
-from ax_task_runner.logs import event, redactor
+from ax_task_runner.logs import event
 from ax_task_runner.options import options_from_env
 from ax_task_runner.server import GuestContext, MetadataServer, ServerState, metadata_url
 from ax_task_runner.supervisor import OrphanReaper, become_subreaper, on_stop_signals
@@ -195,18 +194,6 @@ async def serve_guest_only(options: GuestOnlyOptions, *, stop: asyncio.Event | N
 
 def main_guest_only(flags: Mapping[str, Any]) -> int:
     """What ``ax-task-runner --guest-services-only`` does after parsing its flags."""
-    from ax_task_runner.logs import configure
+    from ax_task_runner.entry import run_entry
 
-    configure()
-    redactor.add_environment(os.environ)
-    try:
-        options = guest_only_options(flags, os.environ)
-        return asyncio.run(serve_guest_only(options))
-    except RunnerError as exc:
-        event(log, logging.ERROR, "task runner failed", error=str(exc))
-        return exc.exit_code
-    except KeyboardInterrupt:  # before the handlers were installed
-        return 130
-    finally:
-        with contextlib.suppress(Exception):
-            logging.shutdown()
+    return run_entry(lambda: serve_guest_only(guest_only_options(flags, os.environ)), log)

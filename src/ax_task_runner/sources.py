@@ -7,17 +7,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 from ax_task_runner.config import RunnerConfig
 from ax_task_runner.errors import RunnerError
-from ax_task_runner.logs import event, redactor
+from ax_task_runner.logs import event
 from ax_task_runner.runner import run_async
 
 __all__ = ["config_from_sources", "main_from_cli"]
@@ -82,18 +80,9 @@ def main_from_cli(
     options: Mapping[str, Any], task_file: str | None, workspace_files: list[str]
 ) -> int:
     """What ``ax-task-runner`` does after parsing its flags; the exit code."""
-    from ax_task_runner.logs import configure
+    from ax_task_runner.entry import run_entry
 
-    configure()
-    redactor.add_environment(os.environ)
-    try:
-        config = config_from_sources(options, task_file, workspace_files, os.environ)
-        return asyncio.run(run_async(config))
-    except RunnerError as exc:
-        event(log, logging.ERROR, "task runner failed", error=str(exc))
-        return exc.exit_code
-    except KeyboardInterrupt:  # before the handlers were installed
-        return 130
-    finally:
-        with contextlib.suppress(Exception):
-            logging.shutdown()
+    def start() -> Coroutine[Any, Any, int]:
+        return run_async(config_from_sources(options, task_file, workspace_files, os.environ))
+
+    return run_entry(start, log)
