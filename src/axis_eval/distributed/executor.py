@@ -273,7 +273,8 @@ class DaskExecutor:
                     self._busy[where] -= 1
             return JobOutcome.model_validate_json(text)
         except KilledWorker as exc:
-            return self._lost(spec, started, f"its worker was lost {MAX_ATTEMPTS} times: {exc}")
+            reason = f"its worker was lost {MAX_ATTEMPTS} times: {exc}"
+            return self._infrastructure(spec, started, reason, attempts=MAX_ATTEMPTS)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -286,7 +287,9 @@ class DaskExecutor:
                 outcome = cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind)
                 outcome.started_at = started
                 return outcome
-            return self._lost(spec, started, f"the task failed on its worker: {exc}")
+            return self._infrastructure(
+                spec, started, f"the task failed on its worker: {exc}", attempts=1
+            )
         finally:
             self._specs.pop(spec.number, None)
             with contextlib.suppress(Exception):
@@ -315,9 +318,9 @@ class DaskExecutor:
         return best
 
     @staticmethod
-    def _lost(spec: JobSpec, started: str, reason: str) -> JobOutcome:
+    def _infrastructure(spec: JobSpec, started: str, reason: str, *, attempts: int) -> JobOutcome:
         outcome = infrastructure_outcome(spec, reason, started)
-        outcome.attempts = 2
+        outcome.attempts = attempts
         return outcome
 
     def _on_event(self, event: Any) -> None:

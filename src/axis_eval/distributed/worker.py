@@ -291,7 +291,9 @@ async def _watch_release(run: WorkerRun, key: str) -> None:
         if task is None or task.state in ("cancelled", "released", "forgotten"):
             run.stop.trigger("axis run is gone (the scheduler released its jobs)", "cancelled")
             # Nobody will forget this run here: once its jobs are back, this worker does.
-            _orphaned.add(asyncio.ensure_future(_forget_when_idle(run)))
+            forgetting = asyncio.ensure_future(_forget_when_idle(run))
+            _orphaned.add(forgetting)
+            forgetting.add_done_callback(_orphaned.discard)
             return
 
 
