@@ -39,7 +39,7 @@ from axis_eval.config.actions import RunScriptAction
 from axis_eval.config.sandbox import NetworkMode, SandboxMode, SandboxPolicy
 from axis_eval.config.scenario import ResolvedCheck, Scenario
 from axis_eval.execute.models import JobOutcome
-from axis_eval.execute.sandbox.bwrap import default_readable
+from axis_eval.execute.sandbox.bwrap_mounts import default_readable
 from axis_eval.execute.sandbox.probe import bwrap_problem
 from axis_eval.planning.models import AgentSpec, JobSpec
 from helpers.processes import processes_with

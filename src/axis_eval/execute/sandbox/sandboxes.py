@@ -38,6 +38,9 @@ class Sandboxes:
     """The run's HOME (``RunOptions.environ``), hidden from confined jobs along with this
     process's own."""
     _docker: Any = field(default=None, init=False, repr=False)
+    _bwrap: Any = field(default=None, init=False, repr=False)
+    """The run's :class:`~.bwrap_mounts.BwrapMounts` and bwrap binary, made at the first
+    bwrap job: every job after it reuses the resolved folders."""
 
     def resolve(self, mode: SandboxMode) -> SandboxKind:
         """The kind a job asking for ``mode`` gets here."""
@@ -61,14 +64,20 @@ class Sandboxes:
             return HostSandbox(marker, self.spawner)
         if kind == "bwrap":
             from axis_eval.execute.sandbox.bwrap import BwrapSandbox
+            from axis_eval.execute.sandbox.bwrap_mounts import BwrapMounts
+            from axis_eval.execute.sandbox.probe import bwrap_path
 
+            if self._bwrap is None:
+                mounts = BwrapMounts(hidden=self.hidden, readable=self.readable)
+                self._bwrap = (mounts, bwrap_path() or "bwrap")
+            mounts, binary = self._bwrap
             return BwrapSandbox(
                 dirs,
                 policy,
                 config_dir=config_dir,
-                hidden=self.hidden,
-                readable=self.readable,
                 parent_home=self.parent_home,
+                mounts=mounts,
+                binary=binary,
             )
         if self._docker is None:
             from axis_eval.execute.sandbox.docker import DockerSandboxes

@@ -1,0 +1,282 @@
+"""What a bwrap job sees: its mounts, planned once per run and completed per job.
+
+A job's bwrap options are the run's folders (hidden, given back read-only, writable) plus
+its own folder. Resolving the run's folders takes ~50 ``realpath`` calls (116 ``lstat`` +
+49 ``stat``): done for every job, that cost more harness CPU than the ``/proc`` scans a PID
+namespace saves (``docs/benchmarks.md``). So :class:`BwrapMounts` (one per run, held by
+:class:`~axis_eval.execute.sandbox.sandboxes.Sandboxes`) resolves them once per distinct
+set of inputs (config folder, ``PATH``, policy, the folders a command line names) into a
+sorted mount plan, and a job only slots its own folder into that plan. Nothing is cached
+across runs: a folder made between two runs of one process is seen by the second.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from axis_eval.adapters.install import agents_dir
+from axis_eval.config.sandbox import SandboxPolicy
+from axis_eval.execute.workspace import JobDirs
+
+__all__ = [
+    "HIDDEN_ALWAYS",
+    "BwrapMounts",
+    "bwrap_args",
+    "default_readable",
+    "named_folders",
+]
+
+HIDDEN_ALWAYS = ("/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm")
+"""Folders replaced by an empty tmpfs: other users' files, sockets of system daemons (the
+Docker socket is root's keys to the machine), and every other job's temporary folders."""
+
+
+_HIDE, _READ, _WRITE, _SECRET, _JOB = range(5)
+"""Rules for a path, weakest first: at one path the stronger wins."""
+_RULES = {
+    _HIDE: "--tmpfs",  # the system's and the parent's private folders
+    _READ: "--ro-bind",  # what the job must read inside them
+    _WRITE: "--bind",  # sandbox.writable
+    _SECRET: "--tmpfs",  # other jobs' folders, other runs' reports: never given back
+    _JOB: "--bind",  # the job's own folder
+}
+
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""Kernel settings under the fresh /proc, bound read-only over it."""
+
+_NAMESPACES = [
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--hostname",
+    "axis-sandbox",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+]
+
+
+def _existing_dirs(paths: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for path in paths:
+        if not path or not path.startswith("/"):
+            continue
+        real = os.path.realpath(path)
+        if os.path.isdir(real) and real != "/" and real not in out:
+            out.append(real)
+    return out
+
+
+TOOLCHAIN_HOMES = frozenset(
+    {".pyenv", ".rbenv", ".nodenv", ".nvm", ".asdf", ".volta", ".bun", ".deno", ".sdkman"}
+)
+"""Version managers in a HOME whose ``PATH`` entries (shims) run code from the rest of their
+folder: for a ``PATH`` entry inside one, the whole folder stays readable. Any other ``PATH``
+entry inside a HOME is readable alone (``~/.cargo/bin``, not ``~/.cargo``'s credentials)."""
+
+
+def _toolchain_root(entry: str) -> str:
+    """The version manager's folder holding ``entry`` (``~/.pyenv`` for ``~/.pyenv/shims``),
+    else ``entry``."""
+    parts = entry.split("/")
+    for i, part in enumerate(parts):
+        if part in TOOLCHAIN_HOMES:
+            return "/".join(parts[: i + 1])
+    return entry
+
+
+READABLE_ENV = "AXIS_SANDBOX_READABLE"
+"""Folders (``:``-separated) every confined job of this process may read: the machine's
+counterpart of ``sandbox.readable`` (a CI checkout under ``/tmp`` holding the agents)."""
+
+
+HARNESS_CODE = str(Path(__file__).resolve().parents[3])
+"""The folder holding this package (``src`` of an editable install): the harness's own
+code, which a confined Python agent or check may import."""
+
+
+def default_readable(config_dir: str, env_path: str) -> list[str]:
+    """What a confined job must still read where it lives under a hidden folder: the config
+    folder, the agent CLIs, the folders of ``PATH`` (a version manager's whole folder, see
+    :data:`TOOLCHAIN_HOMES`) and this Python's installation."""
+    entries = [_toolchain_root(os.path.realpath(e)) for e in env_path.split(os.pathsep) if e]
+    return _existing_dirs(
+        [
+            config_dir,
+            str(agents_dir()),
+            *entries,
+            sys.prefix,
+            sys.base_prefix,
+            HARNESS_CODE,
+            *os.environ.get(READABLE_ENV, "").split(os.pathsep),
+        ]
+    )
+
+
+def named_folders(argv: Sequence[str], guarded: Sequence[str] = ()) -> list[str]:
+    """What of the files a command line names by absolute path stays readable: the program,
+    and a script an interpreter runs (``python /path/agent.py``), with the modules beside
+    it. A folder that is, or holds, a ``guarded`` (hidden) folder is never opened this way:
+    the file alone is (``python3 ~/agent.py`` must not open the HOME). ``guarded`` folders
+    are given resolved."""
+    out: list[str] = []
+    for arg in argv:
+        if not arg.startswith("/") or "\0" in arg or not os.path.isfile(arg):
+            continue
+        real = os.path.realpath(arg)
+        folder = os.path.dirname(real)
+        opens_guarded = any(_under(g, folder) for g in guarded if g)
+        out.append(real if opens_guarded else folder)
+    return out
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The run's mounts in the order bwrap applies them, without the job's own folder."""
+
+    keys: list[tuple[int, int]]
+    """Each mount's sort key: (depth, rule)."""
+    mounts: list[list[str]]
+    tail: list[str]
+    """The namespace options after the mounts."""
+
+    def options(self, job_root: str) -> list[str]:
+        """The whole option list for the job whose folder is ``job_root``: its bind slots in
+        where sorting every mount would have put it (after its equals: it is the strongest)."""
+        at = bisect.bisect_right(self.keys, (job_root.count("/"), _JOB))
+        out = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        # The kernel's knobs stay read-only: as root (capabilities dropped or not) a
+        # writable /proc/sys is kernel.core_pattern, a program run as root outside every
+        # namespace.
+        for knob in PROC_READ_ONLY:
+            out += ["--ro-bind-try", knob, knob]
+        for mount in self.mounts[:at]:
+            out += mount
+        out += [_RULES[_JOB], job_root, job_root]
+        for mount in self.mounts[at:]:
+            out += mount
+        return out + self.tail
+
+
+def _plan(
+    jobs_parent: str,
+    policy: SandboxPolicy,
+    *,
+    hidden: Sequence[str],
+    readable: Sequence[str],
+    parent_homes: Sequence[str],
+) -> _Plan:
+    """Mounts go shallowest first, so a folder's rule holds below it until a deeper rule
+    says otherwise (the config folder readable inside a hidden HOME, its ``.axis`` hidden
+    again inside it, a ``sandbox.writable`` folder inside ``/tmp``); at the same path the
+    stronger rule wins (:data:`_RULES`)."""
+    plan: dict[str, int] = {}
+
+    def rule(paths: Iterable[str], strength: int) -> None:
+        for path in paths:
+            plan[path] = max(plan.get(path, strength), strength)
+
+    # jobs_parent: the folder the job folders are made in, every other job's folder is there.
+    emptied = _existing_dirs([*HIDDEN_ALWAYS, *parent_homes, jobs_parent, *hidden])
+    rule(_existing_dirs([*HIDDEN_ALWAYS, *parent_homes]), _HIDE)
+    resolv = os.path.realpath("/etc/resolv.conf")
+    if os.path.isfile(resolv):
+        # /etc/resolv.conf often points into /run (systemd-resolved): keep names resolving.
+        rule([resolv], _READ)
+    rule(readable, _READ)
+    rule(_existing_dirs(policy.readable), _READ)
+    rule(_existing_dirs(policy.writable), _WRITE)
+    rule(_existing_dirs([jobs_parent, *hidden]), _SECRET)
+    keys: list[tuple[int, int]] = []
+    mounts: list[list[str]] = []
+    for path in sorted(plan, key=lambda p: (p.count("/"), plan[p])):
+        strength = plan[path]
+        if strength == _READ and not any(_under(path, e) and path != e for e in emptied):
+            continue  # visible (read-only) already: no mount needed
+        keys.append((path.count("/"), strength))
+        hides = strength in (_HIDE, _SECRET)
+        mounts.append([_RULES[strength], path] if hides else [_RULES[strength], path, path])
+    tail = [*_NAMESPACES, "--unshare-net"] if policy.network == "none" else list(_NAMESPACES)
+    return _Plan(keys, mounts, tail)
+
+
+def bwrap_args(
+    dirs: JobDirs,
+    policy: SandboxPolicy,
+    *,
+    hidden: Sequence[str],
+    readable: Sequence[str],
+    parent_homes: Sequence[str],
+) -> list[str]:
+    """bwrap's options for one job (everything before ``--chdir``), resolved afresh."""
+    root = dirs.root_dir
+    jobs_parent = os.path.dirname(root.rstrip("/"))
+    plan = _plan(jobs_parent, policy, hidden=hidden, readable=readable, parent_homes=parent_homes)
+    return plan.options(root)
+
+
+class BwrapMounts:
+    """The run's mount plans: each distinct set of inputs is resolved once, each job's
+    options are that plan with its own folder slotted in."""
+
+    def __init__(self, *, hidden: Sequence[str], readable: Sequence[str]) -> None:
+        self._hidden = tuple(hidden)
+        self._readable = tuple(readable)
+        self._plans: dict[tuple[object, ...], _Plan] = {}
+        self._guarded: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def guarded(self, homes: Sequence[str]) -> tuple[str, ...]:
+        """The hidden folders, resolved, that a command's named folder may not open."""
+        key = tuple(homes)
+        found = self._guarded.get(key)
+        if found is None:
+            paths = (*HIDDEN_ALWAYS, *key, *self._hidden)
+            found = self._guarded[key] = tuple(os.path.realpath(p) for p in paths if p)
+        return found
+
+    def options(
+        self,
+        dirs: JobDirs,
+        policy: SandboxPolicy,
+        *,
+        config_dir: str,
+        env_path: str,
+        homes: Sequence[str],
+        argv: Sequence[str],
+    ) -> list[str]:
+        """bwrap's options for one command of one job (everything before ``--chdir``)."""
+        root = dirs.root_dir
+        jobs_parent = os.path.dirname(root.rstrip("/"))
+        folders = tuple(named_folders(argv, self.guarded(homes)))
+        key = (
+            config_dir,
+            env_path,
+            tuple(homes),
+            jobs_parent,
+            policy.network,
+            tuple(policy.readable),
+            tuple(policy.writable),
+            folders,
+        )
+        plan = self._plans.get(key)
+        if plan is None:
+            readable = [
+                *default_readable(config_dir, env_path),
+                *_existing_dirs(self._readable),
+                *folders,  # folders, or single files where a folder would open a hidden one
+            ]
+            plan = self._plans[key] = _plan(
+                jobs_parent, policy, hidden=self._hidden, readable=readable, parent_homes=homes
+            )
+        return plan.options(root)
