@@ -6,8 +6,12 @@ VENV := .venv
 # Pinned agent CLIs live in a project cache, never in a global npm prefix.
 export AXIS_AGENTS_DIR ?= $(CURDIR)/.cache/agents
 AGENTS := claude-code codex gemini claude-sdk qwen-code opencode
+# The demo (examples/quickstart) uses two of them: `make demo` installs only those.
+DEMO_AGENTS := claude-code codex
 BIN := $(VENV)/bin
+# The package alone (what `make demo` needs), then its dev tools (what `make test` needs).
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
 .PHONY: demo test lint typecheck pytest install agents clean schemas
 
@@ -16,10 +20,14 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(DEV_STAMP)
+
+install: $(DEV_STAMP)
 
 # Tests that need an agent CLI skip loudly when it is missing (and fail under CI=true),
 # so a machine without npm access still runs everything else.
@@ -28,25 +36,26 @@ agents: $(STAMP)
 
 # The demo runs the real Claude Code and Codex CLIs (pinned) against the embedded
 # scripted model server: offline, no API key.
-demo: $(STAMP) agents
+demo: $(STAMP)
+	$(BIN)/axis agents install $(DEMO_AGENTS)
 	cd examples/quickstart && ../../$(BIN)/axis run
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy src
 
 # Every core: tests are process-isolated (own folders, ports from the OS, markers per run);
 # the Docker image tests share one private dockerd, so they keep to one worker (xdist_group).
 PYTEST_WORKERS ?= auto
-pytest: $(STAMP) agents
+pytest: $(DEV_STAMP) agents
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: system-deps lint typecheck pytest
 
-schemas: $(STAMP)
+schemas: $(DEV_STAMP)
 	$(BIN)/axis schema --out schemas
 
 clean:
@@ -58,7 +67,7 @@ TASK_RUNNER_TAG ?= axis-eval/ax-task-runner:dev
 
 # Builds the image with no registry pull (debootstrap base, cached in .cache/ax-task-runner)
 # into the Docker daemon that answers, or into a private one and saves it to a tar there.
-build-task-runner: $(STAMP) system-deps
+build-task-runner: $(DEV_STAMP) system-deps
 	$(BIN)/python docker/build.py --tag $(TASK_RUNNER_TAG)
 
 # The docker sandbox's default image (docs/runner-image.md, "The agent image"): the runner
@@ -68,7 +77,7 @@ build-task-runner: $(STAMP) system-deps
 .PHONY: build-agent-image
 AGENT_IMAGE_TAG ?= axis-eval/ax-agents:dev
 AGENT_IMAGE_AGENTS ?=
-build-agent-image: $(STAMP) system-deps agents
+build-agent-image: $(DEV_STAMP) system-deps agents
 	$(BIN)/python docker/build_agents.py --tag $(AGENT_IMAGE_TAG) --agents "$(AGENT_IMAGE_AGENTS)"
 
 # docker.io and debootstrap for the image tests, Debian's chromium for the HTML report
