@@ -221,5 +221,5 @@ def test_reports_keeps_list_and_show(tmp_path: Path, make_project: MakeProject, 
     assert manifest.report_id in axis("reports", cwd=root).stdout
     assert axis("reports", "latest", cwd=root).stdout.startswith("AXIS Report:")
     bad = axis("reports", "diff", manifest.report_id, cwd=root)
-    assert bad.exit_code == 2 and "axis reports diff A B" in bad.stderr
+    assert bad.exit_code == 2 and "reports diff [OPTIONS] A B" in bad.stderr
     assert axis("reports", "a", "b", cwd=root).exit_code == 2

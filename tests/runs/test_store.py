@@ -50,7 +50,7 @@ def test_report_id_uses_the_current_time(tmp_path: Path) -> None:
 def test_layout_helpers(tmp_path: Path) -> None:
     assert reports_root(tmp_path) == tmp_path / ".axis" / "reports"
     assert report_folder(tmp_path, "x") == tmp_path / ".axis" / "reports" / "x"
-    assert pair_dir("cms/post@v", "codex|gpt-5") == "scenarios/cms/post@v/codex|gpt-5"
+    assert pair_dir("cms/post@v", "codex|gpt-5") == "scenarios/cms/post@v/codex--gpt-5"
     assert run_dir("a", "codex", 1, 1) == "scenarios/a/codex"
     assert run_dir("a", "codex", 2, 3) == "scenarios/a/codex/run-2"
 

@@ -170,7 +170,7 @@ def test_layout_single_run_is_flat(tmp_path: Path, make_project: MakeProject) ->
         )
     )
     folder = (
-        store.folder / "scenarios" / "cms" / "post@v" / "claude-code|anthropic-claude-3.5-sonnet"
+        store.folder / "scenarios" / "cms" / "post@v" / "claude-code--anthropic-claude-3.5-sonnet"
     )
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
         "artifacts/out/notes.txt",
@@ -197,7 +197,8 @@ def test_layout_single_run_is_flat(tmp_path: Path, make_project: MakeProject) ->
     assert huge.file == "" and huge.content is None
     m = manifest_on_disk(store)
     [entry] = m.results
-    assert entry.dir == "scenarios/cms/post@v/claude-code|anthropic-claude-3.5-sonnet"
+    assert entry.dir == "scenarios/cms/post@v/claude-code--anthropic-claude-3.5-sonnet"
+    assert entry.agent_name == "claude-code|anthropic-claude-3.5-sonnet"  # the display name
     assert entry.file == f"{entry.dir}/result.json"
     assert entry.base_key == "cms/post" and entry.variant == "v"
     assert entry.token_usage is not None and entry.token_usage.total == 15

@@ -132,8 +132,10 @@ def install(
     for name in names:
         pkg = PINS.get(name)
         if pkg is None:
+            from axis_eval.config._problems import did_you_mean
+
             raise InstallError(
-                f"no pinned npm package for agent {name!r}",
+                f"no pinned npm package for agent {name!r}{did_you_mean(name, PINS)}",
                 hint=f"installable: {', '.join(sorted(PINS))}",
             )
         existing = installed_binary(name)

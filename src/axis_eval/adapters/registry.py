@@ -102,8 +102,11 @@ def resolve(
         return custom[name]
     if name in BUILTINS:
         return BUILTINS[name]
+    from axis_eval.config._problems import did_you_mean
+
     raise ConfigError(
-        f"{where}: unknown agent {name!r}" + (f" ({file})" if file else ""),
+        f"{where}: unknown agent {name!r}{did_you_mean(name, known_names(config))}"
+        + (f" ({file})" if file else ""),
         hint=f"known agents: {', '.join(known_names(config))}; register your own in "
         "the config's `adapters`",
     )

@@ -41,7 +41,25 @@ class _LazyGroup(click.Group):
             return None
         command = getattr(importlib.import_module(home[0]), home[1])
         assert isinstance(command, click.Command) and command.name == cmd_name
+        _full_short_help(command)
         return command
+
+
+_WHOLE = 10_000
+"""A short help longer than any docstring's first sentence: never cut."""
+
+
+def _full_short_help(command: click.Command) -> None:
+    """Give ``command`` and its subcommands their whole first sentence as short help.
+
+    click cuts a command list's descriptions to fit one line with "..."; an explicit
+    ``short_help`` is wrapped onto more lines instead, so `axis --help` says all of it.
+    """
+    if command.short_help is None and command.help:
+        command.short_help = command.get_short_help_str(limit=_WHOLE)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _full_short_help(sub)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

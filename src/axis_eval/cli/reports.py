@@ -13,11 +13,66 @@ if TYPE_CHECKING:
     from axis_eval import ReportManifest
 
 
-@click.command("reports")
+_CONFIG_HELP = "Config file or folder (locates .axis/)."
+
+
+@click.command("diff")
+@click.argument("a_id", metavar="A")
+@click.argument("b_id", metavar="B")
+@click.option("-c", "--config", "config_path", help=_CONFIG_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+def reports_diff_command(a_id: str, b_id: str, config_path: str | None, as_json: bool) -> None:
+    """Per-pair score deltas from report A to report B (IDs or `latest`)."""
+    _reports_diff(a_id, b_id, config_path, as_json)
+
+
+class _ReportsCommand(click.Command):
+    """``axis reports`` whose first word may be the subcommand ``diff``.
+
+    ``reports`` takes a report ID as its argument, so it cannot be a click group (a group
+    reads its first word as a command name); a plain command read ``diff --help`` as its
+    own ``--help`` and printed the page of ``reports``. Here ``diff`` is parsed as its own
+    command, with its own options and ``--help`` page.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] == reports_diff_command.name:
+            # Named from the root so its usage reads `axis reports diff`, not with the
+            # `[ID | diff A B]` of this command's argument in between.
+            name = f"{ctx.info_name or 'reports'} {reports_diff_command.name}"
+            ctx.meta[_DIFF] = reports_diff_command.make_context(name, args[1:], parent=ctx.parent)
+            return []
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        sub = ctx.meta.pop(_DIFF, None)
+        if isinstance(sub, click.Context):
+            with sub:
+                return reports_diff_command.invoke(sub)
+        return super().invoke(ctx)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(f"See `{ctx.command_path} diff --help` for `diff A B`.")
+
+
+_DIFF = "axis.reports.diff"
+"""Where :class:`_ReportsCommand` keeps the parsed ``diff`` between parse and invoke."""
+
+
+@click.command("reports", cls=_ReportsCommand)
 @click.argument("args", nargs=-1, metavar="[ID | diff A B]")
-@click.option("-c", "--config", "config_path", help="Config file or folder (locates .axis/).")
+@click.option("-c", "--config", "config_path", help=_CONFIG_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="List at most this many reports, newest first.",
+)
 @click.option(
     "--html",
     "html_out",

@@ -167,7 +167,13 @@ def run_command(**params: Any) -> None:
                 sys.exit(0)
             selection = options.selection(only_pairs=pairs)
         if options.dry_run:
-            _dry_run(loaded, selection, options.as_json)
+            _dry_run(
+                loaded,
+                selection,
+                options.as_json,
+                score=not options.no_score,
+                judge=options.judge,
+            )
         ci.load_baseline(loaded.config_dir)
         # The execution stack is imported only for real runs: a dry run plans and prints.
         from axis_eval import run
@@ -202,13 +208,24 @@ def run_command(**params: Any) -> None:
     sys.exit(code)
 
 
-def _dry_run(loaded: LoadedConfig, selection: Selection, as_json: bool) -> NoReturn:
-    """Print the jobs in scheduling order and exit: 1 when a scenario failed to load."""
+def _dry_run(
+    loaded: LoadedConfig, selection: Selection, as_json: bool, *, score: bool, judge: str | None
+) -> NoReturn:
+    """Print the jobs in scheduling order and exit: 1 when a scenario failed to load.
+
+    What the real run's pre-flight would stop on (a missing key, CLI or judge) or warn
+    about (a tape that does not answer the judge) is printed as warnings first, so the dry
+    run predicts the real one.
+    """
+    import os
+
     from axis_eval import plan
+    from axis_eval.pipeline import predict_preflight
     from axis_eval.report.render import dry_run_json, render_dry_run
 
     the_plan = plan(loaded, selection)
     warn(the_plan.warnings)
+    warn(predict_preflight(the_plan, loaded, os.environ, score=score, judge_override=judge))
     for note in the_plan.notes:
         click.echo(note, err=True)
     if as_json:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from datetime import date, time, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from axis_eval.config._base import InputModel
 from axis_eval.config.actions import ACTION_NAMES, MCP_TYPES
 from axis_eval.errors import FieldProblem
 
@@ -155,6 +158,9 @@ def problems_from(error: ValidationError, prefix: str = "") -> list[FieldProblem
         path = path_of(tuple(err["loc"]))
         if prefix:
             path = f"{prefix}.{path}" if path else prefix
+        # A required field missing because its key is misspelled: name the key, as the
+        # unknown-key warning would (the warnings are never reached: validation failed).
+        found = _misspelled(err, prefix) or found
         problems.append(FieldProblem(path=path, expected=expected, found=found))
     if len(errors) > MAX_PROBLEMS:
         more = len(errors) - MAX_PROBLEMS
@@ -162,13 +168,78 @@ def problems_from(error: ValidationError, prefix: str = "") -> list[FieldProblem
     return problems
 
 
-def _suggest(word: str, options: tuple[str, ...] | list[str]) -> str:
-    if len(word) > _SHOWN:  # no field name is that long; and difflib's cost grows with it
-        return ""
-    import difflib  # only a config with a problem needs it
+def closest(word: str, options: Iterable[str], n: int = 3) -> list[str]:
+    """The ``n`` options nearest to a mistyped ``word`` (difflib), best first; case is
+    ignored, the options are returned as spelled. Every name lookup of the package (agents,
+    adapters, profiles, ``-s``/``-a`` filters, config keys) suggests from here."""
+    if len(word) > _SHOWN:  # no name is that long; and difflib's cost grows with it
+        return []
+    import difflib  # only a lookup that failed needs it
 
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    spelled: dict[str, str] = {}
+    for option in options:
+        spelled.setdefault(option.lower(), option)
+    close = difflib.get_close_matches(word.lower(), list(spelled), n=n, cutoff=0.6)
+    return [spelled[c] for c in close]
+
+
+def did_you_mean(word: str, options: Iterable[str], n: int = 3) -> str:
+    """``" (did you mean 'agents'?)"``, ``" (did you mean 'a' or 'b'?)"``, or ``""``."""
+    close = closest(word, options, n)
+    if not close:
+        return ""
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+
+
+def _suggest(word: str, options: tuple[str, ...] | list[str]) -> str:
+    return did_you_mean(word, options, n=1)
+
+
+@functools.cache
+def _every_field_name() -> frozenset[str]:
+    """Every field name and alias of every input model: a key that is one of them is not
+    taken for a misspelling of another field (conservative: no wrong "did you mean")."""
+    names: set[str] = set()
+    todo: list[type[BaseModel]] = [InputModel]
+    while todo:
+        model = todo.pop()
+        todo.extend(model.__subclasses__())
+        for name, field in model.model_fields.items():
+            names.add(name)
+            if field.alias:
+                names.add(field.alias)
+    return frozenset(names)
+
+
+_NAMED = re.compile(r"`([A-Za-z_]+)`")
+"""A field a model validator's message names (``a `prompt` (the task ...)``)."""
+
+
+def _misspelled(err: Any, prefix: str) -> str | None:
+    """For a required field that is missing: the unknown key beside it that looks like its
+    misspelling, as ``unknown key 'agnets' (did you mean 'agents'?)``.
+
+    The field is the missing one (pydantic's ``missing``), or one a model validator's
+    message names in backticks and the object lacks (a scenario's `prompt`).
+    """
+    parent = err.get("input")
+    loc = tuple(err.get("loc") or ())
+    if not isinstance(parent, dict):
+        return None
+    if err["type"] == "missing" and loc and isinstance(loc[-1], str):
+        fields, at = [loc[-1]], loc[:-1]
+    elif err["type"] == "value_error":
+        fields, at = [f for f in _NAMED.findall(str(err["msg"])) if f not in parent], loc
+    else:
+        return None
+    known = _every_field_name()
+    strays = [k for k in parent if isinstance(k, str) and k not in known]
+    for field in fields:
+        match = closest(field, strays, n=1)
+        if match:
+            where = ".".join(p for p in (prefix, path_of(at), _short(match[0])) if p)
+            return f"unknown key {where!r} (did you mean {field!r}?)"
+    return None
 
 
 _ALIASES = {"judge": ("rubric",)}

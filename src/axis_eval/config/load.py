@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from axis_eval.config._problems import problems_from, unknown_keys
+from axis_eval.config._problems import did_you_mean, problems_from, unknown_keys
 from axis_eval.config._reading import check_regular, is_dir, lexists, shown
 from axis_eval.config.files import read_data_file
 from axis_eval.config.models import Config, LoadedConfig
@@ -84,9 +84,10 @@ def apply_profile(raw: dict[str, Any], profile: str | None, file: str) -> dict[s
         return raw
     profiles = raw.get("profiles") or {}
     if not isinstance(profiles, dict) or profile not in profiles:
-        known = ", ".join(sorted(profiles)) if isinstance(profiles, dict) and profiles else "none"
+        names = sorted(str(p) for p in profiles) if isinstance(profiles, dict) else []
+        known = ", ".join(names) or "none"
         raise ConfigError(
-            f"unknown profile {profile!r} in {file}",
+            f"unknown profile {profile!r}{did_you_mean(profile, names)} in {file}",
             hint=f"profiles defined: {known}",
         )
     overlay = profiles[profile]

@@ -5,7 +5,9 @@ The modules, in the order a run meets them:
 - :mod:`.options`: :class:`RunOptions` (what ``axis run`` takes), :class:`RunOutcome`,
   :class:`RunAborted`, :func:`config_hash`.
 - :mod:`.checks`: :func:`load_adapters`, :func:`preflight` (everything that can fail before
-  a job starts) and the run's redactor.
+  a job starts), :func:`predict_preflight` (the same as a dry run's warnings),
+  :func:`needed_keys` and the run's redactor; :mod:`.tape_judging`: does the tape answer
+  the judge.
 - :mod:`.hooks`: ``beforeAll`` and ``afterAll``.
 - :mod:`.session`: :class:`~.session.RunSession`, what the jobs of one run share (report
   writer, stop signal, token budget, scorer, job context) and the guards around them
@@ -26,7 +28,12 @@ from typing import TYPE_CHECKING
 from axis_eval._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from axis_eval.pipeline.checks import load_adapters as load_adapters, preflight as preflight
+    from axis_eval.pipeline.checks import (
+        load_adapters as load_adapters,
+        needed_keys as needed_keys,
+        predict_preflight as predict_preflight,
+        preflight as preflight,
+    )
     from axis_eval.pipeline.crash import RunCrashed as RunCrashed
     from axis_eval.pipeline.engine import run as run, run_async as run_async
     from axis_eval.pipeline.options import (
@@ -43,6 +50,8 @@ _EXPORTS = {
     "RunCrashed": ".crash",
     "config_hash": ".options",
     "load_adapters": ".checks",
+    "needed_keys": ".checks",
+    "predict_preflight": ".checks",
     "preflight": ".checks",
     "run": ".engine",
     "run_async": ".engine",

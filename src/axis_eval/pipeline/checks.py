@@ -73,15 +73,12 @@ def preflight(
             source cannot be used.
     """
     loaded_adapters = dict(adapters) if adapters is not None else load_adapters(the_plan, loaded)
-    for agent in unique_agents(the_plan) if agent_env else []:
-        missing = missing_env(loaded_adapters[agent.adapter].required_env, environ)
-        if missing:
-            names = ", ".join(missing)
-            raise PreflightError(
-                f"the {agent.name!r} agent needs environment variable(s) {names}, "
-                "which are not set",
-                hint=f"export {missing[0]}=… before `axis run`",
-            )
+    unset = missing_keys(the_plan, loaded_adapters, environ) if agent_env else []
+    if unset:
+        raise PreflightError(
+            "; ".join(key_sentence(agent, names) for agent, names in unset),
+            hint=f"export {unset[0][1][0]}=… before `axis run`, {OFFLINE_HINT}",
+        )
     problems = check_sources([s for j in the_plan.jobs for s in j.skills], loaded.config_dir)
     if problems:
         raise PreflightError(
@@ -89,6 +86,30 @@ def preflight(
             hint="skills are local folders holding a SKILL.md, relative to the config",
         )
     return loaded_adapters
+
+
+def missing_keys(
+    the_plan: Plan, adapters: Mapping[str, AgentAdapter[Any]], environ: Mapping[str, str]
+) -> list[tuple[str, list[str]]]:
+    """``(agent name, its required variables not set in environ)`` for each agent lacking some."""
+    found = []
+    for agent in unique_agents(the_plan):
+        missing = missing_env(adapters[agent.adapter].required_env, environ)
+        if missing:
+            found.append((agent.name, missing))
+    return found
+
+
+def key_sentence(agent: str, missing: Sequence[str]) -> str:
+    """``the 'claude-code' agent needs … ANTHROPIC_API_KEY, which are not set``."""
+    return (
+        f"the {agent!r} agent needs environment variable(s) {', '.join(missing)}, which are not set"
+    )
+
+
+OFFLINE_HINT = (
+    "or run offline against a scripted model (`axis run --tape TAPE`, docs/model-server.md)"
+)
 
 
 def sandbox_preflight(the_plan: Plan) -> str | None:
@@ -141,3 +162,87 @@ def run_redactor(
     # "Bearer <token>" headers: the token alone must not leak either.
     tails = [s.split()[-1] for s in secrets if len(s.split()) > 1]
     return Redactor.from_env(names, env, [*secrets, *tails])
+
+
+def predict_preflight(
+    the_plan: Plan,
+    loaded: LoadedConfig,
+    environ: Mapping[str, str],
+    *,
+    score: bool = True,
+    judge_override: str | None = None,
+) -> list[str]:
+    """What the real run's pre-flight would stop on, and what it would warn about before any
+    job starts, as warning lines: ``axis run --dry-run`` predicts ``axis run``.
+
+    Mirrors the run's order: the adapters (and their pinned CLIs), the agents' keys (the
+    scripted model server supplies placeholders for them), the judges' keys and adapters,
+    then whether the tape answers the judge.
+    """
+    from axis_eval.errors import AxisError
+
+    out: list[str] = []
+    try:
+        adapters = load_adapters(the_plan, loaded)
+    except PreflightError as exc:
+        out.append(_stops(exc))
+        try:
+            adapters = load_adapters(the_plan, loaded, binaries=False)
+        except PreflightError:
+            return out
+    env = dict(environ)
+    scripted = loaded.config.model_server is not None
+    if scripted:
+        from axis_eval.execute.scripted_model import PLACEHOLDER_KEY
+
+        for name in (n for a in adapters.values() for n in a.required_env):
+            env[name] = env.get(name) or PLACEHOLDER_KEY
+    for agent, names in missing_keys(the_plan, adapters, env):
+        out.append(
+            f"{key_sentence(agent, names)}: `axis run` will stop before any job starts "
+            f"(export {names[0]}=…, {OFFLINE_HINT})"
+        )
+    if not score:
+        return out
+    from axis_eval.pipeline.tape_judging import LOCAL_URL, tape_judging_warnings
+    from axis_eval.scoring.scorer import preflight_judging
+
+    try:
+        preflight_judging(
+            loaded,
+            unique_agents(the_plan),
+            adapters,
+            env,
+            judge_override=judge_override,
+            model_server_url=LOCAL_URL if scripted else None,
+        )
+    except AxisError as exc:
+        out.append(_stops(exc))
+    if scripted:
+        out.extend(tape_judging_warnings(the_plan, loaded, judge_override=judge_override))
+    return out
+
+
+def _stops(exc: Exception) -> str:
+    from axis_eval.errors import AxisError
+
+    text = exc.message if isinstance(exc, AxisError) else str(exc)
+    hint = exc.hint if isinstance(exc, AxisError) else None
+    return f"{text}: `axis run` will stop before any job starts" + (f" ({hint})" if hint else "")
+
+
+def needed_keys(the_plan: Plan, loaded: LoadedConfig, *, score: bool = True) -> list[str]:
+    """The API keys the plan's agents (and, when scoring, their judges) need without a
+    scripted model server: what ``axis run --profile live`` of a scaffold asks for."""
+    from axis_eval.scoring.judge import choose_judge
+
+    adapters = load_adapters(the_plan, loaded, binaries=False)
+    agents = unique_agents(the_plan)
+    names = [n for a in agents for n in adapters[a.adapter].required_env]
+    for agent in agents if score else []:
+        choice = choose_judge(loaded.config.judging, agent)
+        if choice.kind == "api" and not choice.base_url and choice.api_key_env:
+            names.append(choice.api_key_env)
+        elif choice.agent is not None and choice.agent.adapter in adapters:
+            names.extend(adapters[choice.agent.adapter].required_env)
+    return list(dict.fromkeys(names))

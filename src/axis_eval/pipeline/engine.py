@@ -88,6 +88,13 @@ async def _run_async(options: RunOptions, report: crash.OpenReport) -> RunOutcom
     executor = options.executor
     try:
         adapters, judge_adapters = _check(options, the_plan, environ, scripted)
+        if scripted is not None and options.score and options.scorer is None:
+            # Said before any job starts: a tape that does not answer the judge would
+            # otherwise show only as withheld scores after every run.
+            from axis_eval.pipeline.tape_judging import tape_judging_warnings
+
+            for line in tape_judging_warnings(the_plan, loaded, judge_override=options.judge):
+                display.message(f"warning: {line}")
         if executor is not None:  # where the jobs run is reached and checked before any
             warnings = await executor.prepare(
                 the_plan,

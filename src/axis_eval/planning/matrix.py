@@ -17,7 +17,15 @@ from axis_eval.config.sandbox import NetworkMode, SandboxMode, SandboxPolicy
 from axis_eval.config.scenario import Scenario
 from axis_eval.errors import UsageError
 from axis_eval.planning.models import AgentSpec, JobSpec, Pair, Plan
-from axis_eval.planning.select import agent_matches, display_names, scenario_matches, split_list
+from axis_eval.planning.select import (
+    agent_matches,
+    display_names,
+    empty_selection_hint,
+    scenario_matches,
+    split_list,
+    unmatched_agent,
+    unmatched_scenario,
+)
 
 
 @dataclass(frozen=True)
@@ -98,10 +106,7 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
     ]
     for pattern in a_patterns:
         if not any(agent_matches(pattern, a) for a in agents):
-            raise UsageError(
-                f"-a {pattern!r} matches no configured agent",
-                hint=f"configured agents: {', '.join(a.name for a in agents)}",
-            )
+            raise unmatched_agent(pattern, agents)
     pairs: list[tuple[Scenario, AgentSpec, int]] = []
     skipped: set[str] = set()
     matched_s: set[str] = set()
@@ -124,9 +129,10 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
             pairs.append((scenario, agent, _run_count(sel, scenario, config)))
     if sel.only_pairs is not None:
         pairs = [p for p in pairs if (p[0].key, p[1].name) in sel.only_pairs]
-    for pattern in s_patterns:
-        if pattern not in matched_s:
-            warnings.append(f"-s {pattern!r} matched no scenario in the selected suite")
+    keys = [s.key for s in found.scenarios]
+    suite = config.include is not None or bool(config.exclude)
+    missed = [p for p in s_patterns if p not in matched_s]
+    warnings.extend(unmatched_scenario(p, keys, suite) for p in missed)
     warnings.extend(_never_run_warnings(config, [s.key for s in found.scenarios]))
     jobs = _jobs(pairs, config, loaded.config_dir, sel.sandbox)
     if not jobs:
@@ -135,7 +141,9 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
             hint=(
                 "every scenario file found failed to load: fix the files listed above"
                 if found.load_failures and not found.scenarios
-                else _empty_hint(len(found.scenarios), s_patterns, a_patterns, skipped)
+                else empty_selection_hint(
+                    keys, s_patterns, a_patterns, skipped, missed=missed, suite=suite
+                )
             ),
         )
     return _assemble(loaded, agents, pairs, jobs, sorted(skipped), found, warnings)
@@ -314,21 +322,3 @@ def _failures_text(found: Discovery) -> str:
         return ""
     lines = [f"\n  {f.path}: {f.error}" for f in found.load_failures]
     return f"\nFailed to load ({len(lines)}):" + "".join(lines)
-
-
-def _empty_hint(
-    discovered: int, s_patterns: list[str], a_patterns: list[str], skipped: set[str]
-) -> str:
-    if discovered == 0:
-        return "no scenarios were found in the configured sources"
-    parts = [f"{discovered} scenario(s) discovered"]
-    if s_patterns:
-        parts.append(
-            f"-s {','.join(s_patterns)} left none (it cannot reach what the suite excludes)"
-        )
-    if a_patterns:
-        parts.append(f"-a {','.join(a_patterns)}")
-    if skipped:
-        parts.append(f"{len(skipped)} marked skip")
-    parts.append("check include/exclude, each agent's `scenarios` and scenario `agents`")
-    return "; ".join(parts)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from axis_eval.config.models import AgentEntry
-from axis_eval.errors import ConfigError
+from axis_eval.errors import ConfigError, UsageError
 from axis_eval.planning.models import AgentSpec
 
 
@@ -136,3 +136,77 @@ def display_names(entries: list[AgentEntry], file: str | None = None) -> list[Ag
             )
         )
     return specs
+
+
+def _shown_names(names: list[str], most: int = 8) -> str:
+    """``a, b, c`` or ``a, b, … (12 in all)``: a long list is cut, never the whole of it."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return f"{', '.join(names[:most])}, … ({len(names)} in all)"
+
+
+def unmatched_agent(pattern: str, agents: list[AgentSpec]) -> UsageError:
+    """``-a PATTERN`` matched no configured agent: the closest names first, then them all."""
+    from axis_eval.config._problems import did_you_mean
+
+    names = [a.name for a in agents]
+    options = names + sorted({a.adapter for a in agents} - set(names))
+    return UsageError(
+        f"-a {pattern!r} matches no configured agent{did_you_mean(pattern, options)}",
+        hint=f"configured agents: {', '.join(names)}",
+    )
+
+
+def unmatched_scenario(pattern: str, keys: list[str], suite: bool) -> str:
+    """Why ``-s PATTERN`` selected nothing, with the closest existing keys.
+
+    ``keys`` are every discovered scenario's key; ``suite`` says whether the config has an
+    ``include``/``exclude`` (only then is the suite named as a cause).
+    """
+    from axis_eval.config._problems import closest
+
+    if any(scenario_matches(pattern, key) for key in keys):
+        if suite:
+            return (
+                f"-s {pattern!r} matches only scenarios the suite's include/exclude or the "
+                "agents' `scenarios` leave out (-s cannot reach what the suite excludes)"
+            )
+        return f"-s {pattern!r} matches only scenarios the agents' `scenarios` leave out"
+    options = sorted({key.split("@", 1)[0] for key in keys} | set(keys))
+    close = closest(pattern, options)
+    if close:
+        return f"-s {pattern!r} matches no scenario (did you mean {' or '.join(map(repr, close))}?)"
+    if not keys:
+        return f"-s {pattern!r} matches no scenario (none were found)"
+    return f"-s {pattern!r} matches no scenario (scenarios: {_shown_names(options)})"
+
+
+def empty_selection_hint(
+    keys: list[str],
+    s_patterns: list[str],
+    a_patterns: list[str],
+    skipped: set[str],
+    *,
+    missed: list[str],
+    suite: bool,
+) -> str:
+    """The hint of "no jobs to run": what was found and what each filter left.
+
+    ``missed`` are the ``-s`` patterns that selected nothing (each explained, with the
+    closest keys); ``suite`` whether the config has an ``include``/``exclude``.
+    """
+    if not keys:
+        return "no scenarios were found in the configured sources"
+    parts = [f"{len(keys)} scenario(s) discovered"]
+    parts.extend(unmatched_scenario(p, keys, suite) for p in missed)
+    if s_patterns and not missed:
+        parts.append(f"-s {','.join(s_patterns)} left none")
+    if a_patterns:
+        parts.append(f"-a {','.join(a_patterns)}")
+    if skipped:
+        parts.append(f"{len(skipped)} marked skip")
+    checks = ["each agent's `scenarios`", "scenario `agents`"]
+    if suite:
+        checks.insert(0, "the suite's include/exclude")
+    parts.append(f"check {', '.join(checks)}")
+    return "; ".join(parts)

@@ -114,6 +114,17 @@ def _failed_reason(pair: PairEntry) -> Reason:
     if pair.error:
         return Reason("failed", f"failed: {first_line(pair.error)}")
     rel = pair.reliability
+    if rel is not None and rel.total == 0 and rel.withheld:
+        # Every run finished but none could be scored: the judge's reason, not "0/0".
+        reason = next(
+            (r.score.withheld_reason for r in pair.runs if r.score and r.score.withheld_reason),
+            "no reason recorded",
+        )
+        n = rel.withheld
+        return Reason(
+            "failed",
+            f"scores withheld ({n}/{n} runs; the judge could not score them): {first_line(reason)}",
+        )
     counts = f" ({rel.succeeded}/{rel.total} runs succeeded)" if rel is not None else ""
     return Reason("failed", f"failed: no run succeeded{counts}")
 

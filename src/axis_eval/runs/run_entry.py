@@ -62,15 +62,19 @@ def from_outcome(
     )
 
 
-def not_started(job: JobSpec) -> RunEntry:
+def not_started(job: JobSpec, *, dir: str | None = None) -> RunEntry:
     """The placeholder a planned job has until it finishes: a report read mid-run (or
-    after a kill) says exactly which jobs never ran."""
+    after a kill) says exactly which jobs never ran.
+
+    ``dir``: the run's folder (default: a new report's, from :func:`run_dir`; a resumed
+    report's pair keeps the folder it has).
+    """
     return RunEntry(
         run_index=job.run_index,
         status="cancelled",
         failed=False,
         error="not started",
-        dir=run_dir(*job.pair_key, job.run_index, job.run_count),
+        dir=dir or run_dir(*job.pair_key, job.run_index, job.run_count),
     )
 
 

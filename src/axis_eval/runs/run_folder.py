@@ -39,14 +39,21 @@ INLINE_TEXT_BYTES = 64 * 1024
 """Text artifacts up to this size are also inlined in the manifest; larger ones are linked."""
 
 
-def save_run(store: ReportStore, outcome: JobOutcome, *, sparse_index: bool = True) -> RunEntry:
+def save_run(
+    store: ReportStore,
+    outcome: JobOutcome,
+    *,
+    sparse_index: bool = True,
+    folder: str | None = None,
+) -> RunEntry:
     """Write one finished job's folder and return its run entry.
 
     ``sparse_index`` off (``--no-score``): an unscored run gets no ``sparse-index.txt``, as
-    in AXIS, where it is the scorer's file.
+    in AXIS, where it is the scorer's file. ``folder``: the run's folder (default: a new
+    report's, from :func:`run_dir`; a resumed old report's pair keeps its own).
     """
     spec = outcome.spec
-    folder = run_dir(*spec.pair_key, spec.run_index, spec.run_count)
+    folder = folder or run_dir(*spec.pair_key, spec.run_index, spec.run_count)
     run = run_entry.from_outcome(
         outcome, dir=folder, artifacts=_save_artifacts(store, outcome, folder)
     )

@@ -7,7 +7,7 @@
       crash.log                            state crashed: the traceback of what ended the run
       report.html                          the HTML report (axis_eval.report.html)
       baseline-comparison.json             with --compare-baseline
-      scenarios/<scenario key>/<agent>/    one folder per pair
+      scenarios/<scenario>/<agent>/        one folder per pair (safe names: runs.folder_names)
         result.json transcript.json raw.ndjson stderr.log artifacts/   (runs: 1)
         run-<i>/result.json …                                          (runs > 1)
 """
@@ -27,6 +27,7 @@ from axis_eval.errors import ReportNotFound, UsageError
 from axis_eval.files import atomic_write_bytes, atomic_write_text
 from axis_eval.redact import Redactor
 from axis_eval.report.models import ReportManifest
+from axis_eval.runs.folder_names import agent_folder, scenario_folder
 
 REPORTS_DIR = Path(".axis") / "reports"
 MANIFEST_FILE = "report.json"
@@ -105,14 +106,20 @@ def new_report_id(root: Path, now: datetime | None = None) -> str:
 
 
 def pair_dir(scenario_key: str, agent_name: str) -> str:
-    """A pair's folder relative to the report folder."""
-    return f"scenarios/{scenario_key}/{agent_name}"
+    """A new pair's folder relative to the report folder, made of safe names
+    (``scenarios/cms/post@v/codex--gpt-5``); the pair's entry records it as ``dir``, and
+    everything that reads a report goes by that (old reports: the display names as is)."""
+    return f"scenarios/{scenario_folder(scenario_key)}/{agent_folder(agent_name)}"
 
 
 def run_dir(scenario_key: str, agent_name: str, run_index: int, run_count: int) -> str:
-    """A run's folder relative to the report folder: the pair folder when unrepeated."""
-    base = pair_dir(scenario_key, agent_name)
-    return base if run_count == 1 else f"{base}/run-{run_index}"
+    """A new run's folder relative to the report folder: the pair folder when unrepeated."""
+    return run_in(pair_dir(scenario_key, agent_name), run_index, run_count)
+
+
+def run_in(pair_folder: str, run_index: int, run_count: int) -> str:
+    """A run's folder in its pair's folder (``pair_folder`` itself when unrepeated)."""
+    return pair_folder if run_count == 1 else f"{pair_folder}/run-{run_index}"
 
 
 class ReportStore:

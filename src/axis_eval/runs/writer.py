@@ -27,8 +27,9 @@ from axis_eval.report.models import (
 )
 from axis_eval.runs import run_entry
 from axis_eval.runs.aggregate import PassGate, refresh_pair, summarize
+from axis_eval.runs.folder_names import legacy_pair_dir
 from axis_eval.runs.run_folder import read_saved_run, save_run, store_score
-from axis_eval.runs.store import ReportStore, pair_dir, run_dir
+from axis_eval.runs.store import ReportStore, pair_dir, run_in
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
 from axis_eval.transcript.sparse_index import SparseIndex
 
@@ -142,16 +143,17 @@ class ReportWriter:
             elif self._pairs[key].run_count != job.run_count:  # --force over a changed config
                 old = self._pairs[key]
                 self._pairs[key] = self._pair(job)
+                self._pairs[key].dir = old.dir  # its folder stays where it was
                 m.results = [self._pairs[key] if p is old else p for p in m.results]
             entry = self._pairs[key]
             runs = {r.run_index: r for r in entry.runs}
-            folder = run_dir(*key, job.run_index, job.run_count)
+            folder = self._run_folder(job)
             run = runs.get(job.run_index)
             saved = read_saved_run(self.store, folder)
             if saved is not None and saved.status != "cancelled":
                 run = saved  # finished, but the manifest write after it never happened
             if run is None:
-                run = run_entry.not_started(job)
+                run = run_entry.not_started(job, dir=folder)
             runs[job.run_index] = run
             entry.runs = [runs[i] for i in sorted(runs)]
             if run.status == "cancelled":
@@ -161,6 +163,14 @@ class ReportWriter:
         m.skipped = plan.skipped
         m.load_failures = _load_failures(plan)
         return m
+
+    def _run_folder(self, job: JobSpec) -> str:
+        """A job's run folder, in its pair's folder as the manifest records it (``dir``):
+        a report resumed from before safe folder names keeps writing where it wrote; an
+        empty one falls back to that old rule (the display names as they are)."""
+        entry = self._pairs[job.pair_key]
+        base = entry.dir or legacy_pair_dir(*job.pair_key)
+        return run_in(base, job.run_index, job.run_count)
 
     def unscored(self) -> list[tuple[JobSpec, RunEntry]]:
         """Kept completed runs with no score (they finished in a ``--no-score`` run)."""
@@ -224,7 +234,8 @@ class ReportWriter:
 
         Returns the run's entry, as the report holds it (what the live display shows).
         """
-        run = save_run(self.store, outcome, sparse_index=self.sparse_index)
+        folder = self._run_folder(outcome.spec)
+        run = save_run(self.store, outcome, sparse_index=self.sparse_index, folder=folder)
         entry = self._pairs[outcome.spec.pair_key]
         entry.runs = [run if r.run_index == run.run_index else r for r in entry.runs]
         refresh_pair(entry, self.gate)
