@@ -133,5 +133,5 @@ def test_init_suggests_a_builtin_agent(tmp_path: Path, axis: Axis) -> None:
 
 def test_agents_install_suggests_a_pinned_agent(tmp_path: Path, axis: Axis) -> None:
     result = axis("agents", "install", "codx", cwd=tmp_path)
-    assert result.exit_code == 1  # an InstallError; it fails before npm is looked for
+    assert result.exit_code == 2  # a usage error: it fails before npm is looked for
     assert "no pinned npm package for agent 'codx' (did you mean 'codex'" in result.stderr

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from axis_eval._util.processes import HelperTimeout, run_helper
-from axis_eval.errors import AxisError, PreflightError
+from axis_eval.errors import AxisError, PreflightError, UsageError
 from axis_eval.files import atomic_write_text
 
 INSTALL_TIMEOUT_S = 900.0
@@ -134,7 +134,8 @@ def install(
         if pkg is None:
             from axis_eval.config._problems import did_you_mean
 
-            raise InstallError(
+            # A name the user typed: a usage error (exit 2), not a failed install.
+            raise UsageError(
                 f"no pinned npm package for agent {name!r}{did_you_mean(name, PINS)}",
                 hint=f"installable: {', '.join(sorted(PINS))}",
             )
