@@ -532,7 +532,7 @@ def test_a_bug_before_any_report_exits_3_with_the_traceback_in_a_file(
     from axis_eval.cli import import_gc
     from axis_eval.cli.main import main
 
-    def dry_run(*args: Any) -> None:
+    def dry_run(*args: Any, **kwargs: Any) -> None:
         raise TypeError("unsupported operand")
 
     # `main` tunes the collector for a process about to exit; this one is the test worker,

@@ -120,7 +120,14 @@ def test_compat_dry_run(rel: str, axis: Axis, tmp_path: Path) -> None:
         assert len(data["jobs"]) == expected.jobs
         assert [j["number"] for j in data["jobs"]] == list(range(1, expected.jobs + 1))
         assert data["loadFailures"] == []
-        assert result.stderr == "", "an AXIS config loads without warnings"
+        # The dry run predicts the real run's pre-flight (a key this machine lacks): those
+        # lines are about the environment, not the config, which loads without warnings.
+        config_lines = [
+            line
+            for line in result.stderr.splitlines()
+            if "will stop before any job starts" not in line
+        ]
+        assert config_lines == [], "an AXIS config loads without warnings"
     else:
         assert result.exit_code == 2, result.stdout
         assert result.stdout == ""
