@@ -35,6 +35,18 @@ class JobView(Protocol):
     def score(self) -> ScoreResult | None: ...
 
 
+def usage_simulated(view: JobView) -> bool:
+    """The job's usage came from the embedded scripted model server (no tokens spent).
+
+    A ``RunEntry`` says so itself (``cost_simulated``), a ``JobOutcome`` through its
+    transcript; a display shows such tokens as simulated, never as spend.
+    """
+    if getattr(view, "cost_simulated", False):
+        return True
+    transcript = getattr(view, "transcript", None)
+    return bool(getattr(transcript, "cost_simulated", False))
+
+
 class Display(Protocol):
     """Receives progress; implementations must be fast and never raise."""
 

@@ -99,3 +99,31 @@ def test_live_view_on_a_real_terminal(tmp_path: Path) -> None:
     assert "\x1b[" in screen  # drawn with terminal control sequences: the live view
     assert "3/3 jobs" in screen and "3/3 pairs done" in screen
     assert "Report saved:" in screen
+
+
+def test_both_displays_mark_simulated_usage(tmp_path: Path, make_project: Any) -> None:
+    from axis_eval.transcript.models import Transcript
+
+    the_plan = _plan(tmp_path, make_project, 2)
+    scripted, real = the_plan.jobs
+    fake = Transcript(agent="codex", cost_simulated=True, cost_usd=0.3)
+    fake.usage.input = 1234
+    outcomes = [
+        JobOutcome(spec=scripted, status="completed", failed=False, transcript=fake),
+        JobOutcome(spec=real, status="completed", failed=False),
+    ]
+    out = io.StringIO()
+    plain = PlainDisplay(stream=out)
+    plain.start(the_plan, "rid")
+    live = LiveDisplay()
+    live.console = Console(file=io.StringIO(), width=120, force_terminal=False)
+    live.t.start(the_plan, "rid")
+    for outcome in outcomes:
+        plain.finished(outcome.spec, outcome)
+        live.finished(outcome.spec, outcome)
+    lines = out.getvalue().splitlines()
+    assert lines[1].endswith("1,234 tok simulated") and lines[2].endswith(" 0 tok")
+    console = Console(file=io.StringIO(), width=120)
+    console.print(live._render())
+    rows = {line.split()[1]: line for line in console.file.getvalue().splitlines()[1:3]}  # type: ignore[attr-defined]
+    assert "~1,234 tok simulated" in rows["s00"] and "simulated" not in rows["s01"]

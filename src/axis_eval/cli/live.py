@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from axis_eval._types import round_half_up
 from axis_eval.planning.models import JobSpec, Plan
-from axis_eval.progress import JobView, Phase
+from axis_eval.progress import JobView, Phase, usage_simulated
 from axis_eval.runs.aggregate import pick_representative
 from axis_eval.scoring.models import ScoreResult
 
@@ -45,6 +45,8 @@ class _Pair:
     started: float | None = None
     ended_ms: int | None = None
     tokens: int = 0
+    simulated: bool = False
+    """A finished run's usage came from the scripted model server (shown as simulated)."""
     scores: dict[int, float] = field(default_factory=dict)
     """Run index → composite of the runs that completed and were scored (not withheld)."""
     judged: set[int] = field(default_factory=set)
@@ -182,6 +184,7 @@ class PlainDisplay:
             f"[{self.t.done}/{self.t.total_jobs}] {ICONS[view.status]} {job.scenario.key}  "
             f"{job.agent.name}  run {job.run_index}/{job.run_count}  {view.status}  "
             f"{_duration(view.duration_ms)}  {view.tokens:,} tok"
+            + (" simulated" if usage_simulated(view) else "")
         )
         worker = getattr(view, "worker", None)
         if worker:
@@ -237,6 +240,7 @@ class LiveDisplay:
         pair = self.t.pair(job)
         pair.record(job.run_index, view)
         pair.tokens = max(pair.tokens, view.tokens)
+        pair.simulated |= usage_simulated(view)
         self.t.done += 1
         if pair.status() in ("completed", "failed", "cancelled"):
             pair.ended_ms = view.duration_ms
@@ -273,7 +277,7 @@ class LiveDisplay:
                 p.agent,
                 p.progress() if p.runs > 1 else _single(p, status),
                 elapsed,
-                f"~{p.tokens:,} tok",
+                f"~{p.tokens:,} tok" + (" simulated" if p.simulated else ""),
                 *([f"[dim]{p.placement()}[/]"] if distributed else []),
             )
         done = sum(p.status() in ("completed", "failed", "cancelled") for p in pairs)

@@ -277,6 +277,9 @@ async def _run_agent(
     )
     control.cancel_reason = ctx.stop.reason
     await run_agent(adapter, inp, control, into=outcome)
+    if outcome.transcript is not None and spec.agent.endpoint is None and ctx.model_server_url:
+        # Handed the scripted server: whatever usage or cost it reports spent nothing.
+        outcome.transcript.cost_simulated = True
 
 
 def _settle(outcome: JobOutcome, ctx: JobContext) -> None:

@@ -85,6 +85,12 @@ async def _run_async(options: RunOptions, report: crash.OpenReport) -> RunOutcom
     if fallback is not None:
         display.message(f"WARNING: {fallback}")
     scripted = _start_model_server(loaded)
+    if scripted is not None:
+        display.message(
+            f"Scripted model server ({scripted.tape_path.name}): agents without an endpoint "
+            "of their own and their judges answer from the tape; usage is simulated, no "
+            "tokens are spent."
+        )
     executor = options.executor
     try:
         adapters, judge_adapters = _check(options, the_plan, environ, scripted)

@@ -49,7 +49,11 @@ class RunEntry(OutputModel):
     duration_ms: int = 0
     token_usage: TokenUsage | None = None
     total_cost_usd: float | None = None
+    """Money the run spent (None: unknown, or simulated: see ``costSimulated``)."""
     cost_estimated: bool = False
+    cost_simulated: bool = False
+    """The agent's model was the embedded scripted model server: ``tokenUsage`` is the
+    tape's accounting, no money was spent, and ``totalCostUsd`` stays null."""
     agent_version: str | None = None
     """The agent CLI's exact version, when the adapter could tell."""
     sandbox: SandboxKind | None = None
@@ -157,6 +161,8 @@ class PairEntry(OutputModel):
     error: str | None = None
     token_usage: TokenUsage | None = None
     total_cost_usd: float | None = None
+    cost_simulated: bool = False
+    """The representative run's usage is simulated (the scripted model server)."""
     score: ScoreResult | None = None
     """The representative run's score."""
     file: str | None = None
@@ -175,6 +181,32 @@ class PairEntry(OutputModel):
     """pass@k / pass^k over the runs; None without scores (``--no-score``)."""
 
 
+class Spend(OutputModel):
+    """What a report's runs cost, over every run (not only representatives).
+
+    Usage answered by the embedded scripted model server (runs and judges marked
+    ``costSimulated``) spent nothing: it is never summed into the costs, only counted in
+    the ``simulated*`` fields.
+    """
+
+    agent_cost_usd: float | None = None
+    """The agents' real spend; None when no real run reported or estimated a cost."""
+    agent_cost_estimated: bool = False
+    judge_cost_usd: float | None = None
+    """The judges' real spend; None when no real judge call had a cost."""
+    judge_cost_estimated: bool = False
+    total_cost_usd: float | None = None
+    """Agents plus judges, real spend only; None when neither is known."""
+    cost_simulated: bool = False
+    """Some usage in the report is simulated (the scripted model server)."""
+    simulated_runs: int = 0
+    """Runs whose agent usage is simulated."""
+    simulated_tokens: int = 0
+    """The agents' simulated tokens (input + output + cache reads), apart from real ones."""
+    simulated_judge_tokens: int = 0
+    """The judges' simulated tokens (input + output)."""
+
+
 class Summary(OutputModel):
     """Counts over pairs (``total`` …) and over runs (``runsTotal`` …)."""
 
@@ -189,6 +221,8 @@ class Summary(OutputModel):
     runs_cancelled: int = 0
     load_failures: int = 0
     average_axis_score: float | None = None
+    spend: Spend = Field(default_factory=Spend)
+    """Real spend, and simulated usage apart from it."""
 
 
 class LoadFailureEntry(OutputModel):

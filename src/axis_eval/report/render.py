@@ -13,6 +13,7 @@ from axis_eval.runs.aggregate import (
     diff_reports as diff_reports,  # for the CLI
     pair_duration_ms,
 )
+from axis_eval.runs.spend import cost_line, spend_of
 from axis_eval.transcript.sparse_index import format_ms
 
 
@@ -89,8 +90,17 @@ def _minutes(seconds: float) -> str:
     return f"{minutes:g}m"
 
 
-def _cost(value: float | None) -> str:
+def _cost(value: float | None, simulated: bool = False) -> str:
+    """A cost cell; simulated usage (the scripted model server) is never a dollar figure."""
+    if simulated:
+        return "simulated" if value is None else f"${value:.4f} + simulated"
     return "-" if value is None else f"${value:.4f}"
+
+
+def spend_line(m: ReportManifest) -> str | None:
+    """``  Cost:       agents $0.0300 · judges ≈$0.0100`` (:func:`cost_line`)."""
+    line = cost_line(r for e in m.results for r in e.runs)
+    return None if line is None else f"  Cost:       {line}"
 
 
 def render_report_list(manifests: list[ReportManifest], limit: int) -> str:
@@ -101,7 +111,7 @@ def render_report_list(manifests: list[ReportManifest], limit: int) -> str:
     for m in manifests[:limit]:
         s = m.summary
         avg = "-" if s.average_axis_score is None else f"{s.average_axis_score:g}"
-        cost = sum(r.total_cost_usd or 0.0 for r in m.results) or None
+        spend = spend_of(r for e in m.results for r in e.runs)
         rows.append(
             [
                 m.report_id,
@@ -111,7 +121,7 @@ def render_report_list(manifests: list[ReportManifest], limit: int) -> str:
                 str(s.completed),
                 str(s.failed),
                 format_ms(m.duration_ms),
-                _cost(cost),
+                _cost(spend.total_cost_usd, spend.cost_simulated),
             ]
         )
     lines = ["AXIS Reports", ""]
@@ -165,6 +175,9 @@ def render_report_detail(m: ReportManifest) -> str:
     ]
     if s.average_axis_score is not None:
         lines.append(f"  AXIS Result: {s.average_axis_score:g} / 100 (average)")
+    cost = spend_line(m)
+    if cost is not None:
+        lines.append(cost)
     lines.append("")
     scored = any(e.score is not None for e in m.results)
     rows = []
@@ -175,7 +188,7 @@ def render_report_detail(m: ReportManifest) -> str:
         row = [e.base_key, agent, _status(e), runs]
         if scored:
             row += _score_cells(e)
-        row += [format_ms(e.duration_ms), tokens, _cost(e.total_cost_usd)]
+        row += [format_ms(e.duration_ms), tokens, _cost(e.total_cost_usd, e.cost_simulated)]
         rows.append(row)
     headers = ["Scenario", "Agent", "Status", "runs"]
     if scored:
@@ -341,6 +354,9 @@ def render_run_summary(result: CiVerdicts) -> str:
         lines.append(f"  State:      {m.state}" + (f" ({m.error})" if m.error else ""))
     if s.average_axis_score is not None:
         lines.append(f"  AXIS Result: {s.average_axis_score:g} / 100 (average)")
+    cost = spend_line(m)
+    if cost is not None:
+        lines.append(cost)
     lines.append("")
     compared = result.comparison is not None
     headers = ["Scenario", "Agent", "Status", "AXIS", "Goal", "Env", "Svc", "Agent"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from axis_eval.report.verdicts import CiVerdicts, PairVerdict, strip_ansi
+from axis_eval.runs.spend import cost_line
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
@@ -137,6 +138,9 @@ def render_summary_md(result: CiVerdicts) -> str:
     if m.load_failures:
         lines += ["", "### Scenario files that failed to load", ""]
         lines += [f"- ❌ {md(f.path)}: {md(f.error)}" for f in m.load_failures]
+    cost = cost_line(r for v in result.pairs for r in v.pair.runs)
+    if cost is not None:
+        lines += ["", "Cost: " + md(cost)]
     lines += [
         "",
         f"Report {md(m.report_id)} in {md(str(result.report_dir))} · "

@@ -1,4 +1,5 @@
-"""From runs to pairs: the representative run, spread, reliability, pass rates, the summary.
+"""From runs to pairs: the representative run, spread, reliability, pass rates, the summary
+(its spend: :mod:`.spend`).
 
 One selection function (:func:`pick_representative`) serves both the live view and the
 report, so the final live row and the report's headline are the same run's score by
@@ -28,6 +29,7 @@ from axis_eval.report.models import (
     SpreadStats,
     Summary,
 )
+from axis_eval.runs.spend import spend_of
 
 DEFAULT_PASS_SCORE = 75
 
@@ -232,6 +234,7 @@ def refresh_pair(entry: PairEntry, gate: PassGate | None = None) -> None:
         )
     entry.token_usage = head.token_usage
     entry.total_cost_usd = head.total_cost_usd
+    entry.cost_simulated = head.cost_simulated
     entry.score = head.score
     entry.file = f"{head.dir}/{RESULT_FILE}"
 
@@ -262,6 +265,7 @@ def summarize(pairs: Sequence[PairEntry], skipped: int, load_failures: int) -> S
         runs_cancelled=sum(r.status == "cancelled" for r in runs),
         load_failures=load_failures,
         average_axis_score=round(statistics.fmean(heads)) if heads else None,
+        spend=spend_of(runs),
     )
 
 

@@ -48,6 +48,7 @@ def from_outcome(
             only it knows where the store puts them).
     """
     transcript = outcome.transcript
+    simulated = bool(transcript and transcript.cost_simulated)
     return RunEntry(
         **{name: getattr(outcome, name) for name in SAME_IN_BOTH},
         run_index=outcome.spec.run_index,
@@ -56,8 +57,10 @@ def from_outcome(
         score=_typed_score(outcome.score),
         # What the transcript knows about the run's spend and the agent.
         token_usage=transcript.usage if transcript else None,
-        total_cost_usd=transcript.cost_usd if transcript else None,
-        cost_estimated=bool(transcript and transcript.cost_estimated),
+        # Simulated usage (the scripted model server) never reads as money spent.
+        total_cost_usd=transcript.cost_usd if transcript and not simulated else None,
+        cost_estimated=bool(transcript and transcript.cost_estimated and not simulated),
+        cost_simulated=simulated,
         agent_version=transcript.agent_version if transcript else None,
     )
 

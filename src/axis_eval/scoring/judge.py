@@ -192,6 +192,19 @@ def on_model_server(choice: JudgeChoice, url: str | None) -> JudgeChoice:
     return replace(choice, base_url=base if choice.provider == "anthropic" else f"{base}/v1")
 
 
+def judged_on_model_server(choice: JudgeChoice, url: str | None) -> bool:
+    """Does this judge (after :func:`on_model_server`) ask the scripted model server?
+
+    An API judge does when its base URL is the server's; an agent judge when it has no
+    ``endpoint`` of its own (the scorer hands it the server's). Its usage is simulated.
+    """
+    if not url:
+        return False
+    if choice.kind == "api":
+        return bool(choice.base_url) and str(choice.base_url).startswith(url.rstrip("/"))
+    return choice.agent is not None and choice.agent.endpoint is None
+
+
 @dataclass
 class SpendMeter:
     """Adds up one run's judge calls, tokens and cost."""
@@ -202,6 +215,8 @@ class SpendMeter:
     usage: TokenUsage = field(default_factory=TokenUsage)
     cost_usd: float | None = None
     cost_estimated: bool = False
+    simulated: bool = False
+    """The judge is the scripted model server: its cost is never reported as spent."""
 
     def add(self, reply: JudgeReply) -> None:
         """Count one answered call."""
@@ -230,8 +245,9 @@ class SpendMeter:
             cached_calls=self.cached_calls,
             input_tokens=u.input + u.cache_read_input + u.cache_write_input,
             output_tokens=u.output,
-            cost_usd=None if self.cost_usd is None else round(self.cost_usd, 6),
-            cost_estimated=self.cost_estimated,
+            cost_usd=None if self.cost_usd is None or self.simulated else round(self.cost_usd, 6),
+            cost_estimated=self.cost_estimated and not self.simulated,
+            cost_simulated=self.simulated,
         )
 
 

@@ -100,8 +100,12 @@ class JudgeSpend(OutputModel):
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
     cost_usd: float | None = None
+    """Money the judge spent (None: unknown, or simulated)."""
     cost_estimated: bool = False
     """True when the cost was computed from a price table."""
+    cost_simulated: bool = False
+    """The judge asked the embedded scripted model server: its tokens are the tape's
+    accounting, no money was spent, and ``costUsd`` stays null."""
 
 
 class JudgeVerdicts(OutputModel):

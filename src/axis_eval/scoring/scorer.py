@@ -42,6 +42,7 @@ from axis_eval.scoring.judge import (
     JudgeFailed,
     SpendMeter,
     choose_judge,
+    judged_on_model_server,
     on_model_server,
 )
 from axis_eval.scoring.judge_agent import AgentJudge, load_judge_adapters
@@ -217,7 +218,8 @@ class JudgeScorer:
             return JudgeVerdicts(checks=checks, chunks=0)
         choice = choice or choose_judge(self._judging, agent, self.judge_override)
         choice = on_model_server(choice, self.model_server_url)
-        meter = SpendMeter(choice=choice)
+        simulated = judged_on_model_server(choice, self.model_server_url)
+        meter = SpendMeter(choice=choice, simulated=simulated)
         material = RunMaterial(
             transcript=transcript,
             index=index,

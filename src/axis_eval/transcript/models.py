@@ -66,6 +66,9 @@ class Transcript(OutputModel):
     cost_usd: float | None = None
     cost_estimated: bool = False
     """True when the cost was computed from a price table, not reported by the agent."""
+    cost_simulated: bool = False
+    """True when the agent's model was the embedded scripted model server: its usage and
+    cost are the tape's accounting, not money spent (docs/reports.md#cost)."""
     result: str | None = None
     """The final answer."""
 

@@ -82,7 +82,12 @@ def test_every_payload_decodes_and_carries_the_pair(reports: Reports) -> None:
     assert audited[3]["success"] == 0 and audited[3]["error"] is True
     assert {c["kind"] for c in words["checks"]} == {"judge", "deterministic"}
     assert words["insights"] and words["charts"]["waterfall"].startswith("<svg")
-    assert all(r["judge"]["calls"] == 2 and r["judge"]["costEstimated"] for r in words["runs"])
+    # the judge asked the scripted model server: simulated, no dollar figure
+    assert all(
+        r["judge"]["calls"] == 2 and r["judge"]["costSimulated"] and r["judge"]["costUsd"] is None
+        for r in words["runs"]
+    )
+    assert all(r["costSimulated"] and r["cost"] is None for r in words["runs"])
     # a small artifact inline, a large one only linked
     arts = {a["path"]: a for a in words["runs"][0]["artifacts"]}
     assert arts["out.txt"]["content"] == "alpha beta gamma\n"

@@ -142,6 +142,7 @@ def _run(
         "tokens": usage.model_dump(by_alias=True) if usage else None,
         "cost": run.total_cost_usd,
         "costEstimated": run.cost_estimated,
+        "costSimulated": run.cost_simulated,
         "judge": judge.model_dump(by_alias=True) if judge and judge.kind != "none" else None,
         "agentVersion": run.agent_version,
         "sandbox": run.sandbox,

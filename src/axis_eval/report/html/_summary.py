@@ -9,12 +9,12 @@ escaped for where it sits).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from axis_eval.report.html._charts import AgentBar, agent_bars, band
 from axis_eval.report.html._markup import EMPTY, Markup, fragments
 from axis_eval.report.models import PairEntry, ReportManifest, RunEntry
+from axis_eval.runs.spend import agent_text, judge_text, spend_of
 from axis_eval.transcript.sparse_index import format_ms
 
 if TYPE_CHECKING:  # annotations only: a run without a baseline never loads them
@@ -39,57 +39,18 @@ def fragment(name: str, /, **values: object) -> Markup:
     return _TEMPLATES[name].render(values)
 
 
-def money(value: float | None, estimated: bool = False) -> str:
-    """``$0.0123``, ``≈$0.0123`` when computed from a price table, ``–`` when unknown."""
-    if value is None:
-        return "–"
-    return f"{'≈' if estimated else ''}${value:.4f}"
-
-
 duration = format_ms
 """``840ms``, ``1.2s``, ``2m05s`` (the sparse index's format)."""
 
 
-@dataclass
-class Spend:
-    """Agent and judge spend summed over runs."""
-
-    agent: float = 0.0
-    agent_known: bool = False
-    agent_estimated: bool = False
-    judge: float = 0.0
-    judge_known: bool = False
-    judge_estimated: bool = False
-
-    def add(self, runs: Iterable[RunEntry]) -> Spend:
-        for run in runs:
-            if run.total_cost_usd is not None:
-                self.agent += run.total_cost_usd
-                self.agent_known = True
-                self.agent_estimated |= run.cost_estimated
-            spend = run.score.judge if run.score else None
-            if spend is not None and spend.cost_usd is not None:
-                self.judge += spend.cost_usd
-                self.judge_known = True
-                self.judge_estimated |= spend.cost_estimated
-        return self
-
-    @property
-    def agent_total(self) -> float | None:
-        """The agents' cost; None when no run reported one."""
-        return self.agent if self.agent_known else None
-
-    @property
-    def judge_total(self) -> float | None:
-        """The judges' cost; None when no judge reported one."""
-        return self.judge if self.judge_known else None
-
-    def text(self) -> str:
-        """``$0.0300 + ≈$0.0167 judge``."""
-        agent = money(self.agent_total, self.agent_estimated)
-        if self.judge_total is None:
-            return agent
-        return f"{agent} + {money(self.judge_total, self.judge_estimated)} judge"
+def spend_cell(runs: Iterable[RunEntry]) -> str:
+    """A pair's spend: ``$0.0300 + ≈$0.0167 judge``; simulated usage (the scripted model
+    server) as ``simulated (N tok)``, never a dollar figure."""
+    spend = spend_of(runs)
+    agent = agent_text(spend)
+    if spend.judge_cost_usd is None and not spend.simulated_judge_tokens:
+        return agent
+    return f"{agent} + {judge_text(spend)} judge"
 
 
 def _pill(pair: PairEntry) -> str:
@@ -175,7 +136,7 @@ def summary_row(
         scores=_score_cells(pair),
         reliability=_reliability(pair),
         pass_rates=_pass_rates(pair),
-        spend=Spend().add(pair.runs).text(),
+        spend=spend_cell(pair.runs),
         baseline=baseline,
         status_cell=fragment("status_error", error=pair.error, text=status)
         if pair.error
@@ -229,9 +190,7 @@ def agents_chart(pairs: list[PairEntry]) -> Markup:
 def header(manifest: ReportManifest, comparison: BaselineComparison | None) -> Markup:
     """Title, facts, headline cards and the baseline summary."""
     s = manifest.summary
-    spend = Spend()
-    for pair in manifest.results:
-        spend.add(pair.runs)
+    spend = spend_of(r for pair in manifest.results for r in pair.runs)
     avg = s.average_axis_score
     facts = [
         ("Report ID", manifest.report_id),
@@ -247,8 +206,8 @@ def header(manifest: ReportManifest, comparison: BaselineComparison | None) -> M
         ("Pairs", f"{s.completed} passed / {s.total}", ""),
         ("Failed", str(s.failed), "bad" if s.failed else ""),
         ("Runs", f"{s.runs_completed} completed / {s.runs_total}", ""),
-        ("Agent cost", money(spend.agent_total, spend.agent_estimated), ""),
-        ("Judge cost", money(spend.judge_total, spend.judge_estimated), ""),
+        ("Agent cost", agent_text(spend), ""),
+        ("Judge cost", judge_text(spend), ""),
     ]
     if s.cancelled:
         cards.insert(3, ("Cancelled", str(s.cancelled), "bad"))

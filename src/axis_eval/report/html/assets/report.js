@@ -137,7 +137,9 @@
     return (n / 1048576).toFixed(1) + "MB";
   }
 
-  function money(value, estimated) {
+  // Usage answered by the scripted model server spent nothing: never a dollar figure.
+  function money(value, estimated, simulated) {
+    if (simulated) return "simulated";
     if (value === null || value === undefined) return "–";
     return (estimated ? "≈" : "") + "$" + Number(value).toFixed(4);
   }
@@ -292,9 +294,9 @@
         h("td", { class: "num" }, ms(run.durationMs)),
         h("td", { class: "num", title: t ? "cache read " + t.cacheReadInput + ", cache write " + t.cacheWriteInput : null },
           t ? t.input + " in / " + t.output + " out" : "–"),
-        h("td", { class: "num", title: run.costEstimated ? "estimated from a price table" : null }, money(run.cost, run.costEstimated)),
+        h("td", { class: "num", title: run.costSimulated ? "the scripted model server answered: no tokens spent" : run.costEstimated ? "estimated from a price table" : null }, money(run.cost, run.costEstimated, run.costSimulated)),
         h("td", { class: "num", title: j ? (j.judge || "") + " " + (j.model || "") + " · " + j.cachedCalls + " cached" : null },
-          j ? j.calls + " calls · " + j.inputTokens + "/" + j.outputTokens + " tok · " + money(j.costUsd, j.costEstimated) : "–"),
+          j ? j.calls + " calls · " + j.inputTokens + "/" + j.outputTokens + " tok · " + money(j.costUsd, j.costEstimated, j.costSimulated) : "–"),
         h("td", null, run.error ? run.error : (run.withheldReason || "")));
     });
     return table(["Run", "Status"].concat(DIMS.map(function (d) { return d[1]; }),
