@@ -23,6 +23,12 @@ PLACEHOLDER_KEY = "axis-scripted-model"
 """The value given to required API keys the environment does not set."""
 
 
+def placeholder_keys(required: list[str], parent: Mapping[str, str]) -> dict[str, str]:
+    """The placeholder value for each required API key ``parent`` does not set: what a run
+    against the scripted server adds (and what ``--dry-run`` assumes it will)."""
+    return {name: PLACEHOLDER_KEY for name in required if not parent.get(name)}
+
+
 class EmbeddedModelServer:
     """A started scripted model server and what a run needs from it."""
 
@@ -44,9 +50,8 @@ class EmbeddedModelServer:
         return str(self.server.url)
 
     def environment(self, required: list[str], parent: Mapping[str, str]) -> dict[str, str]:
-        """Variables to add to the parent environment: placeholder keys and the proxy trap."""
-        extra = {name: PLACEHOLDER_KEY for name in required if not parent.get(name)}
-        return extra
+        """Variables to add to the parent environment: :func:`placeholder_keys`."""
+        return placeholder_keys(required, parent)
 
     def job_env(self) -> dict[str, str]:
         """Variables every job gets: the proxy trap when asked for."""

@@ -193,10 +193,9 @@ def predict_preflight(
     env = dict(environ)
     scripted = loaded.config.model_server is not None
     if scripted:
-        from axis_eval.execute.scripted_model import PLACEHOLDER_KEY
+        from axis_eval.execute.scripted_model import placeholder_keys
 
-        for name in (n for a in adapters.values() for n in a.required_env):
-            env[name] = env.get(name) or PLACEHOLDER_KEY
+        env.update(placeholder_keys([n for a in adapters.values() for n in a.required_env], env))
     for agent, names in missing_keys(the_plan, adapters, env):
         out.append(
             f"{key_sentence(agent, names)}: `axis run` will stop before any job starts "
