@@ -30,9 +30,10 @@ $(DEV_STAMP): $(STAMP)
 install: $(DEV_STAMP)
 
 # Tests that need an agent CLI skip loudly when it is missing (and fail under CI=true),
-# so a machine without npm access still runs everything else.
+# so a machine without npm access still runs everything else. --typescript adds the pinned
+# tsx loader (.ts configs and scenarios on a Node without type stripping).
 agents: $(STAMP)
-	$(BIN)/axis agents install $(AGENTS) || echo "warning: agent CLIs not installed; their tests will skip (or fail under CI=true)"
+	$(BIN)/axis agents install --typescript $(AGENTS) || echo "warning: agent CLIs not installed; their tests will skip (or fail under CI=true)"
 
 # The demo runs the real Claude Code and Codex CLIs (pinned) against the embedded
 # scripted model server: offline, no API key.

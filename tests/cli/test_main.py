@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,11 +65,11 @@ ERROR_CASES: dict[str, tuple[dict[str, Any] | str, dict[str, Any], list[str], li
         ["-s", "nope"],
         ["no jobs to run: the selection is empty"],
     ),
-    "remote": (
-        {"agents": ["codex"], "scenarios": ["https://github.com/o/r"]},
+    "remote": (  # port 1 on 127.0.0.1: nothing listens (tests/config/test_remote_scenarios.py)
+        {"agents": ["codex"], "scenarios": ["git://127.0.0.1:1/o/r"]},
         {},
         [],
-        ["remote scenario sources are not supported yet"],
+        ["remote scenario source git clone git://127.0.0.1:1/o/r: the host cannot be reached"],
     ),
     "unknown-profile": (
         {"agents": ["codex"]},
@@ -102,13 +103,19 @@ def test_errors_exit_2_without_traceback(
     assert not (tmp_path / ".axis").exists()
 
 
-def test_typescript_config_exits_2(tmp_path: Path, axis_process: Axis) -> None:
+def test_typescript_config_without_its_loader_exits_2(
+    tmp_path: Path, axis_process: Axis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("needs Node.js")
+    monkeypatch.setenv("AXIS_AGENTS_DIR", str(tmp_path / "no-cache"))
+    monkeypatch.setenv("AXIS_TS_LOADER", "tsx")
     (tmp_path / "axis.config.ts").write_text("export default {}\n")
     result = axis_process("run", "--dry-run", cwd=tmp_path)
     assert result.exit_code == 2
     assert "Traceback" not in result.stderr
-    assert "TypeScript config files are not supported" in result.stderr
-    assert "convert it to JSON or YAML" in result.stderr
+    assert "running TypeScript needs Node >= 22.6 or the pinned tsx" in result.stderr
+    assert "axis agents install --typescript" in result.stderr
 
 
 def test_no_config_exits_2(tmp_path: Path, axis_process: Axis) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -231,13 +232,19 @@ def test_missing_source_folder_is_an_error(tmp_path: Path, make_project: MakePro
     assert str(tmp_path.resolve() / "evals") in info.value.message
 
 
-def test_typescript_scenarios_are_skipped_with_a_warning(
-    tmp_path: Path, make_project: MakeProject
+def test_typescript_scenarios_are_loaded_not_skipped(
+    tmp_path: Path, make_project: MakeProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A ``.ts`` file is a scenario module (tests/config/test_typescript.py loads them);
+    without a TypeScript loader it is a load failure that says how to install one."""
+    if shutil.which("node") is None:
+        pytest.skip("needs Node.js")
+    monkeypatch.setenv("AXIS_AGENTS_DIR", str(tmp_path / "no-cache"))
+    monkeypatch.setenv("AXIS_TS_LOADER", "tsx")
     make_project(tmp_path, {"agents": ["codex"]}, {"a.json": sc(), "b.ts": "export default {}"})
     found = found_in(tmp_path)
     assert keys(found) == ["a"]
-    assert found.warnings == [
-        "skipped 1 TypeScript file(s) under scenarios: TypeScript scenarios are not supported "
-        "(convert them to JSON or YAML)"
-    ]
+    assert found.warnings == []
+    [failure] = found.load_failures
+    assert failure.path == "scenarios/b.ts"
+    assert "axis agents install --typescript" in failure.error

@@ -92,19 +92,30 @@ def test_js_without_node_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mo
     assert info.value.hint is not None and "JSON or YAML" in info.value.hint
 
 
-@pytest.mark.parametrize("name", ["axis.config.ts", "axis.config.mts"])
-def test_typescript_config_is_not_supported(tmp_path: Path, name: str) -> None:
+@needs_node
+@pytest.mark.parametrize("name", ["axis.config.ts", "axis.config.mts", "axis.config.cts"])
+def test_typescript_config_is_probed_and_needs_the_loader(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in cwd and handed to the TypeScript loader: here one that is not installed."""
+    monkeypatch.setenv("AXIS_AGENTS_DIR", str(tmp_path / "no-cache"))
+    monkeypatch.setenv("AXIS_TS_LOADER", "tsx")
     write(tmp_path / name, 'export default { agents: ["codex"] };\n')
     with pytest.raises(ConfigError) as info:
         load_config(cwd=str(tmp_path))
-    text = info.value.render()
-    assert "TypeScript config files are not supported" in text
-    assert "convert it to JSON or YAML" in text
+    assert info.value.message.startswith(f"{(tmp_path / name).resolve()}: running TypeScript")
+    assert "axis agents install --typescript" in info.value.render()
+    assert info.value.exit_code == EXIT_USAGE
 
 
-def test_explicit_ts_config_is_not_supported(tmp_path: Path) -> None:
+@needs_node
+def test_explicit_ts_config_needs_the_loader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AXIS_AGENTS_DIR", str(tmp_path / "no-cache"))
+    monkeypatch.setenv("AXIS_TS_LOADER", "tsx")
     ts = write(tmp_path / "conf" / "axis.config.ts", "export default {};\n")
-    with pytest.raises(ConfigError, match="TypeScript"):
+    with pytest.raises(ConfigError, match="running TypeScript needs"):
         load_config(str(ts))
 
 

@@ -386,16 +386,34 @@ def test_copy_destination_defaults_to_the_workspace() -> None:
     [
         "https://github.com/netlify/axis",
         "http://example.com/a/b.git",
-        "git://example.com/a/b",
+        "git://example.com/a/b#v1",
         "ssh://git@example.com/a/b",
-        "git@github.com:netlify/axis.git",
     ],
 )
-def test_remote_scenario_source_is_not_supported_yet(url: str) -> None:
+def test_remote_scenario_sources_validate_and_are_fetched_by_load_config(url: str) -> None:
+    # Fetching them is load_config's (tests/config/test_remote_scenarios.py).
+    config = validate_config(cfg(scenarios=["./scenarios", url]), FILE)
+    assert config.scenarios == ["./scenarios", url]
+
+
+def test_the_object_form_of_a_remote_source_is_url_hash_ref() -> None:
+    entry = {"url": "https://github.com/o/r", "ref": "v2"}
+    config = validate_config(cfg(scenarios=[entry]), FILE)
+    assert config.scenarios == ["https://github.com/o/r#v2"]
+    with pytest.raises(ConfigError) as info:
+        validate_config(cfg(scenarios=[{"url": "https://github.com/o/r", "branch": "x"}]), FILE)
+    assert "a {url, ref} object with a git URL and an optional ref (unknown keys: branch)" in (
+        info.value.message
+    )
+
+
+def test_scp_style_remote_sources_are_refused() -> None:
+    url = "git@github.com:netlify/axis.git"
     with pytest.raises(ConfigError) as info:
         validate_config(cfg(scenarios=["./scenarios", url]), FILE)
-    assert f"remote scenario sources are not supported yet: {url}" in info.value.message
+    assert f"scp-style git URLs are not supported: {url}" in info.value.message
     assert FILE in info.value.message
+    assert info.value.hint == "write it as ssh://git@host/owner/repo"
     assert info.value.exit_code == EXIT_USAGE
 
 

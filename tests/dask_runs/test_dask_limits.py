@@ -36,7 +36,7 @@ def test_a_time_limit_is_enforced_on_the_worker_and_leaves_no_agent(
         # The prompt is the agent's last argument: every process of its tree (forks of one
         # Python) carries the token in its command line, wherever its PID namespace is.
         scenarios={
-            "stuck": scenario(agents=["tree"], prompt=token, limits={"time_minutes": 0.04}),
+            "stuck": scenario(agents=["tree"], prompt=token, limits={"time_minutes": 0.1}),
             "fine": scenario(agents=["quick"]),
         },
         env=["E2E_DIR"],
@@ -65,7 +65,7 @@ def test_a_time_limit_is_enforced_on_the_worker_and_leaves_no_agent(
     stuck, fine = runs["stuck"], runs["fine"]
     assert stuck["status"] == "failed", stuck
     assert stuck["errorKind"] == "timeout", stuck
-    assert stuck["error"] == "Scenario time limit reached (2.4s)", stuck["error"]
+    assert stuck["error"] == "Scenario time limit reached (0.1m)", stuck["error"]
     assert stuck["worker"] == address and fine["worker"] == address
     assert fine["status"] == "completed", fine
     # The agent really ran on the worker (its tree wrote its pids and spoke) ...
@@ -74,7 +74,7 @@ def test_a_time_limit_is_enforced_on_the_worker_and_leaves_no_agent(
     transcript = json.loads((only_report(root) / stuck["dir"] / "transcript.json").read_text())
     assert "before-timeout-2" in [e.get("text") for e in transcript["entries"]]
     # ... was stopped by its limit, not by the end of a long sleep ...
-    assert stuck["durationMs"] < 10_000, stuck["durationMs"]
+    assert stuck["durationMs"] < 15_000, stuck["durationMs"]
     assert took < 60
     # ... and nothing of it is left on the machine (the worker itself lives on).
     assert wait_for(lambda: not processes_with(token), timeout=5, what="the agent to die")

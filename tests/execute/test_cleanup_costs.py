@@ -186,17 +186,32 @@ async def test_a_scan_skips_the_other_jobs_agents_but_still_finds_its_own(
 def test_job_folders_are_private_and_skip_a_name_left_by_another_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Like mkdtemp (mode 0700, never an existing name) without a random name per job."""
+    """Like mkdtemp (mode 0700, never an existing name) without a random name per job; all
+    of a process's jobs go in one folder of its own (removed at exit when empty)."""
     monkeypatch.setattr(workspace_mod, "_serial", itertools.count(5))
-    leftover = tmp_path / f"axis-{os.getpid()}-5"
+    monkeypatch.setattr(workspace_mod, "_run_folders", {})
+    pid = os.getpid()
+    leftover = tmp_path / f"axis-jobs-{pid}-5"  # an earlier process's, with our pid
     leftover.mkdir()
     (leftover / "theirs").write_text("x")
     dirs = create_job_dirs(str(tmp_path))
-    assert dirs.root == tmp_path / f"axis-{os.getpid()}-6"
+    run_folder = tmp_path / f"axis-jobs-{pid}-6"
+    assert dirs.root == run_folder / "7"
+    assert (run_folder.stat().st_mode & 0o777) == 0o700
     assert (dirs.root.stat().st_mode & 0o777) == 0o700
     assert [dirs.workspace.is_dir(), dirs.home.is_dir(), dirs.tmp.is_dir()] == [True] * 3
+    assert create_job_dirs(str(tmp_path)).root == run_folder / "8"  # the same jobs folder
+    assert workspace_mod.jobs_base(dirs.root_dir) == str(tmp_path)
+    assert workspace_mod.jobs_base(str(tmp_path / "elsewhere" / "job")) == str(
+        tmp_path / "elsewhere"
+    )
     assert (leftover / "theirs").read_text() == "x"
     assert dirs.remove_if_empty() and leftover.is_dir()
+    workspace_mod._remove_run_folders()
+    assert run_folder.is_dir()  # job 8 is still there
+    (run_folder / "8").rename(tmp_path / "moved")
+    workspace_mod._remove_run_folders()
+    assert not run_folder.exists() and leftover.is_dir()
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ picks the pidfd watcher itself")

@@ -58,6 +58,7 @@ def run_helper(
     argv: list[str],
     *,
     cwd: str | None = None,
+    env: dict[str, str] | None = None,
     timeout_s: float = 60.0,
     max_output_bytes: int | None = None,
     stop_on_signals: bool = False,
@@ -65,6 +66,7 @@ def run_helper(
     """Run ``argv`` in its own process group and wait; the whole group is killed at the end.
 
     Args:
+        env: the helper's whole environment (default: this process's).
         timeout_s: past this the group is killed and :class:`HelperTimeout` raised.
         max_output_bytes: more stdout than this kills the group and raises
             :class:`HelperOutputTooLarge`; stderr past it is dropped. None: no cap.
@@ -77,6 +79,7 @@ def run_helper(
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -200,3 +203,109 @@ def _stopping_signals() -> Iterator[None]:
     finally:
         for signum, handler in saved.items():
             signal.signal(signum, handler)
+
+
+class LiveHelper:
+    """A long-lived helper (the Node host of a JavaScript adapter) spoken to over pipes.
+
+    Requests go to its stdin, one line each; answers come on a separate pipe (the helper
+    gets its descriptor number as ``{reply_fd}`` in ``argv``), so whatever the helper's own
+    code prints (to stdout or stderr, both into ``output``) cannot corrupt the protocol. It
+    runs in its own process group but in our session (a run's orphan sweep takes children in
+    other sessions for an agent's escaped descendants); :meth:`end` kills the whole group.
+    The helper should exit
+    by itself when its stdin closes, so it cannot outlive us even if we are killed.
+    """
+
+    def __init__(self, argv: list[str], *, cwd: str | None, output: IO[bytes]) -> None:
+        read_fd, write_fd = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [a.replace("{reply_fd}", str(write_fd)) for a in argv],
+                cwd=cwd,
+                stdin=subprocess.PIPE,
+                stdout=output,
+                stderr=output,
+                pass_fds=(write_fd,),
+                process_group=0,
+            )
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        self.replies = read_fd
+        self._buffer = bytearray()
+        assert self.proc.stdin is not None
+        self._stdin = self.proc.stdin.fileno()
+        os.set_blocking(self._stdin, False)
+        self.ended = False
+
+    def send(self, line: bytes, deadline: float) -> bool:
+        """Write one request line by ``deadline`` (``time.monotonic``); False: too late or
+        the helper is gone."""
+        view = memoryview(line + b"\n")
+        if self.ended:
+            return False
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._stdin, selectors.EVENT_WRITE)
+            while view:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.ended:
+                    return False
+                if not selector.select(min(remaining, _POLL_S)):
+                    continue
+                try:
+                    view = view[os.write(self._stdin, view) :]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    return False
+        return True
+
+    def receive(self, deadline: float) -> bytes | None:
+        """The next answer line, or None: the deadline passed, or the helper closed it."""
+        if self.ended:
+            return None
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.replies, selectors.EVENT_READ)
+            while (end := self._buffer.find(b"\n")) < 0:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.ended:
+                    return None
+                if not selector.select(min(remaining, _POLL_S)):
+                    continue
+                chunk = os.read(self.replies, _CHUNK)
+                if not chunk:
+                    return None
+                self._buffer += chunk
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        return line
+
+    def returncode(self) -> int | None:
+        return self.proc.poll()
+
+    def end(self) -> None:
+        """Kill the helper's whole group, reap it, close the pipes (idempotent)."""
+        if self.ended:
+            return
+        self.ended = True
+        reaped = self.proc.returncode is not None
+        if not reaped:
+            try:
+                os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                # Reaped elsewhere (a run's orphan reaper takes unclaimed zombies): its pid
+                # may be reused by now, so nothing is signalled; only the pipes are closed.
+                self.proc.returncode = 0
+                reaped = True
+        if not reaped:
+            _end(self.proc)
+        else:
+            for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                if stream is not None:
+                    with suppress(OSError):
+                        stream.close()
+        with suppress(OSError):
+            os.close(self.replies)

@@ -1,9 +1,10 @@
 """Turn a registry entry into a runnable adapter: import Python adapter code, or build one.
 
 Custom adapters come from a ``.py`` file (attribute after ``:``, else ``adapter``, else the
-one :class:`AgentAdapter` the file defines), from ``module:attribute`` on ``sys.path``, or
-from a declarative ``{command, args, output}`` entry. Loading runs user code, so it happens
-only when a job needs the adapter, never while planning.
+one :class:`AgentAdapter` the file defines), from ``module:attribute`` on ``sys.path``, from
+a declarative ``{command, args, output}`` entry, or from a JavaScript/TypeScript module built
+with AXIS's ``createAgentAdapter``/``createAcpBasedAdapter`` (hosted in Node). Loading runs
+user code, so it happens only when a job needs the adapter, never while planning.
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ def load_adapter(
         try:
             return declarative_adapter(ref.name, ref.declarative)
         except AdapterConfigError as exc:
+            raise AdapterLoadError(exc.message, hint=exc.hint) from exc
+    if ref.node_module is not None:
+        from axis_eval.adapters.node_adapter import NodeLoadError, load_node_adapter
+
+        try:
+            return load_node_adapter(ref.name, ref.node_module)
+        except NodeLoadError as exc:
             raise AdapterLoadError(exc.message, hint=exc.hint) from exc
     if ref.python_file is not None:
         module, where = _import_file(ref.name, ref.python_file), ref.python_file

@@ -22,6 +22,10 @@ def open_reader(
     without ACP agents never loads them (nor the ``acp`` package).
     """
     if type(adapter) is not AgentAdapter:
+        own = getattr(adapter, "open_reader", None)
+        if own is not None:  # an adapter with a reader of its own (a JavaScript adapter)
+            reader: OutputReader = own(inp, builder, notes)
+            return reader
         from axis_eval.adapters.acp import AcpAdapter
 
         if isinstance(adapter, AcpAdapter):

@@ -17,11 +17,14 @@ from axis_eval.errors import ConfigError
 _MODULE_ATTR = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_]\w*)$")
 _PY_FILE = re.compile(r"^(?P<file>.+\.py)(?::(?P<attr>[A-Za-z_]\w*))?$")
 """The two ways to name Python adapter code: ``module:attribute`` and ``file.py[:attribute]``."""
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+"""AXIS's own adapter modules, hosted in Node (:mod:`axis_eval.adapters.node_adapter`)."""
 
 
 @dataclass(frozen=True)
 class CustomAdapterRef:
-    """A custom adapter from the config: a Python file, a ``module:attr``, or declarative."""
+    """A custom adapter from the config: a Python file, a ``module:attr``, a JavaScript or
+    TypeScript module, or declarative."""
 
     name: str
     python_file: str | None = None
@@ -29,6 +32,8 @@ class CustomAdapterRef:
     module: str | None = None
     attribute: str | None = None
     declarative: DeclarativeAdapter | None = None
+    node_module: str | None = None
+    """Absolute path of a JavaScript/TypeScript module (AXIS's ``createAgentAdapter``)."""
 
 
 AdapterRef = BuiltinAgent | CustomAdapterRef
@@ -43,7 +48,7 @@ def resolve_custom(config: Config, config_dir: str, file: str) -> dict[str, Cust
     """Check every entry of ``adapters`` and say what each one is.
 
     Raises:
-        ConfigError: a TypeScript/JavaScript module, a missing file, or a malformed reference.
+        ConfigError: a missing file, or a malformed reference.
     """
     out: dict[str, CustomAdapterRef] = {}
     for name, ref in config.adapters.items():
@@ -52,13 +57,12 @@ def resolve_custom(config: Config, config_dir: str, file: str) -> dict[str, Cust
             out[name] = CustomAdapterRef(name=name, declarative=ref)
             continue
         text = ref.strip()
-        if Path(text).suffix.lower() in (".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"):
-            raise ConfigError(
-                f"{where}: {text} is a TypeScript/JavaScript adapter module, which axis-eval "
-                f"cannot load ({file})",
-                hint="write the adapter in Python (a .py file defining `adapter`), or as a "
-                "declarative {command, args, output} object; see docs/adapters.md",
-            )
+        if Path(text).suffix.lower() in JS_SUFFIXES:
+            path = (Path(config_dir) / text).resolve()
+            if not path.is_file():
+                raise ConfigError(f"{where}: adapter file not found: {path} ({file})")
+            out[name] = CustomAdapterRef(name=name, node_module=str(path))
+            continue
         found = python_ref(name, text, config_dir)
         if found is None:
             raise ConfigError(

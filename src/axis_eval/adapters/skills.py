@@ -1,10 +1,13 @@
 """Skills: folders with a ``SKILL.md``, copied into each agent's native skills location.
 
 Sources are local paths (``./x``, ``../x``, ``/x``), resolved against the config folder
-(``AXIS_CONFIG_DIR``). The skill is the folder holding ``SKILL.md``: the source itself,
-else its first subfolder (by name, skipping dot folders and ``node_modules``) that has
-one. It is installed under the source folder's name. GitHub sources (``owner/repo``,
-``https://github.com/owner/repo``) are recognised but not supported yet.
+(``AXIS_CONFIG_DIR``), or GitHub repositories (``owner/repo``,
+``https://github.com/owner/repo(.git)``), cloned shallow in pre-flight into
+``.axis/skills-cache/<owner>/<repo>`` beside the config and reused by later runs
+(``axis run --refresh-skills`` clones them afresh, ``--offline`` never fetches). The skill
+is the folder holding ``SKILL.md``: the source itself, else its first subfolder (by name,
+skipping dot folders and ``node_modules``) that has one. It is installed under the source
+folder's name; a GitHub skill as ``<owner>-<repo>``.
 
 Where skills go: Claude Code ``$CLAUDE_CONFIG_DIR/skills/<name>/``; Codex
 ``$CODEX_HOME/skills/<name>/`` (AXIS used ``<workspace>/.agents/skills``; Codex reads both,
@@ -14,18 +17,25 @@ and the config folder keeps the workspace clean); Gemini CLI
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from axis_eval._util.git import GitError, checkout, is_checkout, remove_checkout
+from axis_eval.config.git_sources import GITHUB_SHORTHAND, GITHUB_SKILL_URL, skill_cache_dir
 from axis_eval.errors import AxisError
 
-__all__ = ["ResolvedSkill", "SkillError", "check_sources", "install_skills", "resolve_skill"]
+__all__ = [
+    "ResolvedSkill",
+    "SkillError",
+    "check_sources",
+    "fetch_skills",
+    "github_repo",
+    "install_skills",
+    "resolve_skill",
+]
 
-_GITHUB_URL = re.compile(r"^https?://github\.com/[^/\s]+/[^/\s]+?(\.git)?/?$")
-_SHORTHAND = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SKIP = {".git", ".github", "node_modules"}
 
 
@@ -55,24 +65,68 @@ def resolve_skill(source: str, config_dir: str | None) -> ResolvedSkill:
             ``SKILL.md``.
     """
     text = source.strip()
+    base = Path(config_dir) if config_dir else Path.cwd()
     if not _is_local(text):
-        if _GITHUB_URL.match(text) or _SHORTHAND.match(text):
+        owner, repo = github_repo(text)
+        root = skill_cache_dir(base, owner, repo)
+        if not is_checkout(root):
             raise SkillError(
-                f"skill {text!r}: remote skills (GitHub) are not supported yet",
-                hint="clone the repository and list its local path (./path/to/skill)",
+                f"skill {text!r}: not fetched yet ({root})",
+                hint="`axis run` clones GitHub skills in pre-flight",
             )
+        name = f"{owner}-{repo}"
+    else:
+        root = (base / text).resolve()
+        if not root.is_dir():
+            raise SkillError(f"skill {text!r}: folder not found: {root}")
+        name = root.name
+    folder = _skill_folder(root)
+    if folder is None:
+        raise SkillError(f'No SKILL.md found in skill "{text}" (looked in {root})')
+    return ResolvedSkill(source=text, name=name, folder=folder)
+
+
+def github_repo(source: str) -> tuple[str, str]:
+    """``(owner, repo)`` of a GitHub skill source.
+
+    Raises:
+        SkillError: ``source`` is neither a local path nor a GitHub source.
+    """
+    text = source.strip()
+    match = GITHUB_SKILL_URL.match(text) or GITHUB_SHORTHAND.match(text)
+    if match is None or _is_local(text):
         raise SkillError(
             f"Invalid skill source: {text!r}. Expected a local path (./...), GitHub "
             "shorthand (owner/repo), or GitHub URL."
         )
-    base = Path(config_dir) if config_dir else Path.cwd()
-    root = (base / text).resolve()
-    if not root.is_dir():
-        raise SkillError(f"skill {text!r}: folder not found: {root}")
-    folder = _skill_folder(root)
-    if folder is None:
-        raise SkillError(f'No SKILL.md found in skill "{text}" (looked in {root})')
-    return ResolvedSkill(source=text, name=root.name, folder=folder)
+    return match["owner"], match["repo"]
+
+
+def fetch_skills(
+    sources: Iterable[str], config_dir: str, *, refresh: bool = False, offline: bool = False
+) -> None:
+    """Clone the GitHub skills among ``sources`` into ``.axis/skills-cache`` (pre-flight):
+    a cached one is reused unless ``refresh``; ``offline`` never fetches.
+
+    Raises:
+        SkillError: an invalid source, or git failed (the message names the URL and why).
+    """
+    for source in dict.fromkeys(s.strip() for s in sources):
+        if _is_local(source):
+            continue
+        owner, repo = github_repo(source)
+        dest = skill_cache_dir(Path(config_dir), owner, repo)
+        url = f"https://github.com/{owner}/{repo}"
+        try:
+            if refresh and not offline:
+                remove_checkout(dest)
+            checkout(url, dest, offline=offline, update=False)
+        except GitError as exc:
+            raise SkillError(f"skill {source!r}: {exc.message}", hint=exc.hint) from exc
+        except OSError as exc:
+            raise SkillError(
+                f"skill {source!r}: cannot write its clone {dest}: {exc.strerror or exc}"
+            ) from exc
 
 
 def _skill_folder(root: Path) -> Path | None:

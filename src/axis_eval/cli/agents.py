@@ -17,13 +17,25 @@ def agents_group() -> None:
 @agents_group.command("install")
 @click.argument("names", nargs=-1)
 @click.option("--force", is_flag=True, help="Reinstall even when present.")
-def agents_install(names: tuple[str, ...], force: bool) -> None:
+@click.option(
+    "--typescript",
+    is_flag=True,
+    help="Also install the pinned TypeScript loader (tsx) for .ts configs and scenarios; "
+    "alone, only it.",
+)
+def agents_install(names: tuple[str, ...], force: bool, typescript: bool) -> None:
     """Install pinned agent CLIs from npm (all installable ones without NAMES)."""
     from axis_eval import AxisError
+    from axis_eval._util.node_ts import TSX_SPEC, install_tsx
     from axis_eval.adapters.install import PINS, install
 
+    def log(message: str) -> None:
+        click.echo(message, err=True)
+
     try:
-        done = install(names or sorted(PINS), force=force, log=lambda m: click.echo(m, err=True))
+        if typescript:
+            click.echo(f"typescript ({TSX_SPEC}): {install_tsx(force=force, log=log)}")
+        done = install(names or ([] if typescript else sorted(PINS)), force=force, log=log)
     except AxisError as error:
         fail(error)
     for name, path in done.items():

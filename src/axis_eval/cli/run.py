@@ -7,6 +7,7 @@ checks how the flags combine and builds the library's ``RunOptions`` from them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -144,6 +145,22 @@ def _value_optional(flag: str, bare: str, metavar: str, help: str) -> _Decorator
     metavar="PATH",
     help="Write a Markdown summary here (a CI job summary page).",
 )
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="Take remote scenarios, GitHub skills and copied repositories from their caches "
+    "in .axis/; never fetch (a missing cache is an error).",
+)
+@click.option(
+    "--refresh-skills",
+    is_flag=True,
+    help="Clone GitHub skills afresh instead of reusing .axis/skills-cache.",
+)
+@click.option(
+    "--refresh-repos",
+    is_flag=True,
+    help="Clone the git repositories `copy` actions name afresh instead of reusing .axis/repos.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log each step to stderr.")
 def run_command(**params: Any) -> None:
     """Run every scenario × agent pair and write a report."""
@@ -152,10 +169,14 @@ def run_command(**params: Any) -> None:
 
     options = RunCommandOptions.from_click(params)  # UsageError (exit 2) for a bad mix
     ci = options.ci_flags()
+    scratch = contextlib.ExitStack()  # a dry run's clones of remote scenario sources
     try:
         ci.check_paths()
         loaded = load_config(
-            options.config_path, profile=options.profile, overrides=options.config_overrides()
+            options.config_path,
+            profile=options.profile,
+            overrides=options.config_overrides(),
+            **options.remote_options(scratch),
         )
         selection = options.selection()
         previous = None
@@ -190,6 +211,8 @@ def run_command(**params: Any) -> None:
         from axis_eval.errors import Interrupted
 
         fail(Interrupted("SIGINT"))
+    finally:
+        scratch.close()
     try:
         if options.as_json:
             click.echo(outcome.manifest.model_dump_json(by_alias=True, indent=2))

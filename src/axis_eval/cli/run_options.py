@@ -11,6 +11,7 @@ pipeline's :class:`~axis_eval.RunOptions`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,10 @@ class RunCommandOptions:
     min_score: int | None
     junit_path: str | None
     summary_md_path: str | None
+    offline: bool
+    """``--offline``: git sources come from their caches in ``.axis/``; nothing is fetched."""
+    refresh_skills: bool
+    refresh_repos: bool
     verbose: bool
 
     @classmethod
@@ -86,6 +91,9 @@ class RunCommandOptions:
             raise click.UsageError("--force only applies to --resume")
         if self.dry_run and (self.junit_path is not None or self.summary_md_path is not None):
             raise click.UsageError("--junit and --summary-md cannot be combined with --dry-run")
+        if self.offline and (self.refresh_skills or self.refresh_repos):
+            flag = "--refresh-skills" if self.refresh_skills else "--refresh-repos"
+            raise click.UsageError(f"--offline and {flag} cannot be combined")
         if self.scheduler is not None and self.workers is not None:
             raise click.UsageError(
                 "--scheduler and --workers cannot be combined: --workers starts a local "
@@ -94,6 +102,19 @@ class RunCommandOptions:
         if self.executor == "local" and (self.scheduler is not None or self.workers is not None):
             flag = "--scheduler" if self.scheduler is not None else "--workers"
             raise click.UsageError(f"{flag} needs --executor dask (it implies it when left out)")
+
+    def remote_options(self, scratch: ExitStack) -> dict[str, Any]:
+        """``load_config``'s keywords for remote scenario sources: the cache with
+        ``--offline``; for a dry run, a temporary folder ``scratch`` removes (a dry run
+        writes nothing beside the config); else nothing (``.axis/remotes``)."""
+        if self.offline:
+            return {"offline": True}
+        if self.dry_run:
+            import tempfile
+
+            folder = scratch.enter_context(tempfile.TemporaryDirectory(prefix="axis-remotes-"))
+            return {"remotes_dir": folder}
+        return {}
 
     def config_overrides(self) -> dict[str, Any] | None:
         """``--tape``: the config's model server plays this tape (its absolute path)."""
@@ -185,4 +206,7 @@ class RunCommandOptions:
             min_pass_rate=self.min_pass_rate,
             resume=resume,
             force=self.force,
+            offline=self.offline,
+            refresh_skills=self.refresh_skills,
+            refresh_repos=self.refresh_repos,
         )

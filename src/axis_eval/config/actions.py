@@ -13,6 +13,7 @@ from axis_eval.config._base import (
     by_field,
 )
 from axis_eval.config._text import check_keys, env_name_problem
+from axis_eval.config.git_sources import parse_copy_match
 from axis_eval.config.output_limit import OutputLimit
 from axis_eval.config.sandbox import Cpus, MemoryMb, Pids
 
@@ -31,13 +32,22 @@ class RunScriptAction(InputModel):
 
 
 class CopyAction(InputModel):
-    """Copy files matching a glob (relative to the config directory) into the workspace."""
+    """Copy files matching a glob (relative to the config directory), or from a git
+    repository, into the workspace."""
 
     action: Literal["copy"]
     match: NonEmptyStr
-    """A path or glob resolved against the config directory."""
+    """A path or glob resolved against the config directory, or a git repository
+    ``URL#REF:PATH`` (``#REF`` and ``:PATH`` optional; fetched before any job starts into
+    ``.axis/repos``; docs/config.md)."""
     destination: str = "."
     """Where matches land, relative to the workspace (created when missing)."""
+
+    @field_validator("match", mode="after")
+    @classmethod
+    def _git_match(cls, value: str) -> str:
+        parse_copy_match(value)  # a git URL that cannot be used fails here, not in a job
+        return value
 
 
 ACTION_NAMES = ("run_script", "copy")

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from axis_eval.config._problems import problems_from, unknown_keys
 from axis_eval.config._reading import is_dir, lexists, shown
 from axis_eval.config._text import text_problem
-from axis_eval.config.files import DATA_SUFFIXES, JS_SUFFIXES, TS_SUFFIXES, read_data_file
+from axis_eval.config.files import DATA_SUFFIXES, MODULE_SUFFIXES, read_data_file
 from axis_eval.config.models import Config
 from axis_eval.config.scenario import Scenario, ScenarioInput, expand
 from axis_eval.errors import ConfigError
@@ -90,24 +90,17 @@ def _add_inline(found: Discovery, source: ScenarioInput, index: int) -> None:
 
 
 def _walk(found: Discovery, root: Path, base: Path) -> None:
-    ts_files = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
         for name in sorted(filenames):
             path = Path(dirpath) / name
             suffix = path.suffix.lower()
-            if suffix in TS_SUFFIXES:
-                ts_files += 1
+            if suffix not in DATA_SUFFIXES and suffix not in MODULE_SUFFIXES:
                 continue
-            if suffix not in DATA_SUFFIXES and suffix not in JS_SUFFIXES:
-                continue
+            if name.lower().endswith((".d.ts", ".d.mts", ".d.cts")):
+                continue  # type declarations: no default export, never a scenario
             key = path.relative_to(root).with_suffix("").as_posix()
             _load_file(found, path, key, base, explicit=False)
-    if ts_files:
-        found.warnings.append(
-            f"skipped {ts_files} TypeScript file(s) under {_rel(root, base)}: "
-            "TypeScript scenarios are not supported (convert them to JSON or YAML)"
-        )
 
 
 def _rel(path: Path, base: Path) -> str:

@@ -1,4 +1,4 @@
-"""Read data files (JSON, YAML, TOML, and JS/MJS through Node) into plain Python values."""
+"""Read data files (JSON, YAML, TOML, and JS/TS modules through Node) into plain Python values."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from axis_eval._util.node_ts import (
+    INSTALL_HINT,
+    TS_SUFFIXES,
+    TypeScriptUnavailable,
+    typescript_node_args,
+)
 from axis_eval._util.processes import (
     HelperOutputTooLarge,
     HelperStopped,
@@ -26,7 +32,8 @@ from axis_eval.errors import ConfigError, Interrupted
 
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".toml")
 JS_SUFFIXES = (".js", ".mjs", ".cjs")
-TS_SUFFIXES = (".ts", ".mts", ".cts")
+MODULE_SUFFIXES = JS_SUFFIXES + TS_SUFFIXES
+"""Evaluated by Node (TypeScript through :mod:`axis_eval._util.node_ts`)."""
 
 _NODE_LOADER = r"""
 const { pathToFileURL } = require("node:url");
@@ -54,20 +61,14 @@ def read_data_file(path: Path, *, kind: str, profile: str | None = None) -> Any:
     to; each is a :class:`ConfigError` naming the file, never a traceback or a hang.
     """
     suffix = path.suffix.lower()
-    if suffix in TS_SUFFIXES:
-        raise ConfigError(
-            f"TypeScript {kind} files are not supported: {shown(path)}",
-            hint=f"convert it to JSON or YAML (e.g. axis.config.json); `axis schema {kind}` "
-            "prints the JSON Schema for editors",
-        )
-    if suffix in JS_SUFFIXES:
+    if suffix in MODULE_SUFFIXES:
         value = _evaluate_js(path, kind, profile)
     elif suffix in (".json", "", ".yaml", ".yml", ".toml"):
         value = _parse(read_text(path, kind), suffix, path, kind)
     else:
         raise ConfigError(
             f"unsupported {kind} file type {suffix!r}: {shown(path)}",
-            hint="use .json, .yaml, .yml, .toml, .js or .mjs",
+            hint="use .json, .yaml, .yml, .toml, .js, .mjs or .ts",
         )
     check_value(value, shown(path), kind)
     return value
@@ -152,24 +153,36 @@ def _parse_yaml(text: str, path: Path, kind: str) -> Any:
 
 
 def _evaluate_js(path: Path, kind: str, profile: str | None) -> Any:
-    """The default export of a ``.js``/``.mjs`` file, through Node, as JSON.
+    """The default export of a ``.js``/``.mjs``/``.ts`` file, through Node, as JSON.
+
+    TypeScript runs under the extra Node flags of
+    :func:`~axis_eval._util.node_ts.typescript_node_args` (Node's own type stripping, or
+    the pinned tsx loader); everything else is the same as for JavaScript.
 
     Node runs in its own process group for at most :data:`NODE_TIMEOUT_S`; the group is
     killed when it is done, times out, prints more than the output cap, or when we are
     interrupted (Ctrl-C propagates as ``KeyboardInterrupt``, SIGTERM as
     :class:`~axis_eval.errors.Interrupted`), so a ``while(true){}`` never outlives axis.
     """
+    typescript = path.suffix.lower() in TS_SUFFIXES
+    language = "TypeScript" if typescript else "JavaScript"
     node = shutil.which("node")
     if node is None:
         raise ConfigError(
-            f"{shown(path)} is a JavaScript {kind} file, and evaluating it needs Node.js, "
+            f"{shown(path)} is a {language} {kind} file, and evaluating it needs Node.js, "
             "which is not on PATH",
             hint="install Node.js, or convert the file to JSON or YAML",
         )
     check_regular(path, kind)
+    extra: list[str] = []
+    if typescript:
+        try:
+            extra = typescript_node_args(node)
+        except TypeScriptUnavailable as exc:
+            raise ConfigError(f"{shown(path)}: {exc.message}", hint=exc.hint) from None
     try:
         done = run_helper(
-            [node, "-e", _NODE_LOADER, str(path), profile or ""],
+            [node, *extra, "-e", _NODE_LOADER, str(path), profile or ""],
             cwd=str(path.parent),
             timeout_s=NODE_TIMEOUT_S,
             max_output_bytes=MAX_NODE_OUTPUT_BYTES,
@@ -189,8 +202,15 @@ def _evaluate_js(path: Path, kind: str, profile: str | None) -> Any:
     except HelperStopped as exc:
         raise Interrupted(exc.signal_name) from None
     if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or ["(no output)"])[0][:500]
-        raise ConfigError(f"Node failed to evaluate {kind} file {shown(path)}: {first}")
+        first = _first_error(done.stderr, typescript)
+        hint = None
+        if extra and extra[0] != "--import":  # Node's own type stripping
+            hint = (
+                "Node's type stripping takes erasable syntax only (no enum or namespace; "
+                "imports with their .ts extension): AXIS_TS_LOADER=tsx uses the pinned tsx "
+                f"instead (`{INSTALL_HINT}`)"
+            )
+        raise ConfigError(f"Node failed to evaluate {kind} file {shown(path)}: {first}", hint=hint)
     try:
         return _parse(done.stdout or "null", ".json", path, kind)
     except ConfigError as exc:
@@ -200,3 +220,18 @@ def _evaluate_js(path: Path, kind: str, profile: str | None) -> Any:
             else exc.message,
             hint=exc.hint,
         ) from exc
+
+
+def _first_error(stderr: str, typescript: bool) -> str:
+    """The first line of Node's error; for TypeScript the lines before the stack, since a
+    transform error's first line ("Transform failed with 1 error:") does not say where."""
+    lines = stderr.strip().splitlines() or ["(no output)"]
+    if not typescript:
+        return lines[0][:500]
+    head: list[str] = []
+    for line in lines:
+        if line.lstrip().startswith("at ") or len(head) == 3:
+            break
+        if line.strip():
+            head.append(line.strip())
+    return " ".join(head or lines[:1])[:500]

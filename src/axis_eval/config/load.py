@@ -13,7 +13,9 @@ from pydantic import ValidationError
 from axis_eval.config._problems import did_you_mean, problems_from, unknown_keys
 from axis_eval.config._reading import check_regular, is_dir, lexists, shown
 from axis_eval.config.files import read_data_file
+from axis_eval.config.git_sources import ResolvedRemote
 from axis_eval.config.models import Config, LoadedConfig
+from axis_eval.config.remotes import RemoteFetch, expand_remotes, remote_source
 from axis_eval.errors import ConfigError, FieldProblem
 
 CONFIG_NAMES = (
@@ -23,12 +25,15 @@ CONFIG_NAMES = (
     "axis.config.toml",
     "axis.config.js",
     "axis.config.mjs",
+    "axis.config.ts",
+    "axis.config.mts",
+    "axis.config.cts",
 )
 """Probed in this order; the first found wins (a warning names the others)."""
-TS_CONFIG_NAMES = ("axis.config.ts", "axis.config.mts", "axis.config.cts")
-"""Probed after :data:`CONFIG_NAMES`, to say they are not supported."""
 
 REMOTE_PATTERN = re.compile(r"^(https?|git|ssh)://|^git@[^:]+:")
+"""A ``scenarios`` entry naming a git repository (config/remotes.py), or scp-style (refused)."""
+_SCP = re.compile(r"^git@[^:]+:")
 
 
 def find_config(explicit: str | None = None, cwd: str | None = None) -> Path:
@@ -48,7 +53,7 @@ def find_config(explicit: str | None = None, cwd: str | None = None) -> Path:
         if not lexists(path):
             raise ConfigError(f"config file not found: {shown(path)}")
         return _usable(path)
-    for name in CONFIG_NAMES + TS_CONFIG_NAMES:
+    for name in CONFIG_NAMES:
         if lexists(base / name):
             return _usable(base / name)
     raise ConfigError(
@@ -58,7 +63,7 @@ def find_config(explicit: str | None = None, cwd: str | None = None) -> Path:
 
 
 def _usable(path: Path) -> Path:
-    """``path`` resolved, if it is a regular file (TypeScript is refused when it is read)."""
+    """``path`` resolved, if it is a regular file."""
     check_regular(path, "config")
     return path.resolve()
 
@@ -119,11 +124,11 @@ def validate_config(raw: Any, file: str) -> Config:
         config = Config.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(f"invalid config {file}", problems=problems_from(exc)) from exc
-    remote = [s for s in config.scenarios if isinstance(s, str) and REMOTE_PATTERN.match(s.strip())]
-    if remote:
+    scp = [s for s in config.scenarios if isinstance(s, str) and _SCP.match(s.strip())]
+    if scp:
         raise ConfigError(
-            f"remote scenario sources are not supported yet: {remote[0]} ({file})",
-            hint="clone the repository yourself and list its local path in `scenarios`",
+            f"scp-style git URLs are not supported: {scp[0]} ({file})",
+            hint="write it as ssh://git@host/owner/repo",
         )
     return config
 
@@ -134,6 +139,8 @@ def load_config(
     profile: str | None = None,
     cwd: str | None = None,
     overrides: dict[str, Any] | None = None,
+    offline: bool = False,
+    remotes_dir: str | Path | None = None,
 ) -> LoadedConfig:
     """Find, parse, merge the profile and ``overrides``, and validate a config.
 
@@ -143,9 +150,15 @@ def load_config(
         cwd: where to look when ``path`` is not given (default: the current directory).
         overrides: raw values deep-merged last (the CLI's flags), so a bad flag and a bad
             file fail the same way.
+        offline: remote scenario sources (git URLs in ``scenarios``) come from their
+            cache in ``.axis/remotes`` beside the config, never fetched; a source not in
+            the cache is an error. Default: cloned there, or pulled.
+        remotes_dir: clone remote scenario sources here instead of ``.axis/remotes`` (a
+            dry run's temporary folder: it writes nothing beside the config).
 
     Raises:
-        ConfigError: the file is missing, unreadable, or invalid.
+        ConfigError: the file is missing, unreadable, or invalid; a remote source cannot
+            be fetched (the message names its URL).
     """
     file = find_config(path, cwd)
     raw = read_data_file(file, kind="config", profile=profile)
@@ -159,6 +172,11 @@ def load_config(
     if overrides:
         merged = deep_merge(merged, overrides)
     config = validate_config(merged, str(file))
+    fetched: list[ResolvedRemote] = []
+    if _raw_sources(merged, file):
+        fetch = RemoteFetch(offline, Path(remotes_dir) if remotes_dir else None)
+        merged, fetched = expand_remotes(merged, config, file, fetch, CONFIG_NAMES)
+        config = validate_config(merged, str(file))
     warnings = [f"{file.name}: {w}" for w in unknown_keys(config)]
     for name, overlay in config.profiles.items():
         if isinstance(overlay, dict) and name != profile:
@@ -176,7 +194,17 @@ def load_config(
         config_dir=str(file.parent),
         profile=profile,
         warnings=warnings,
+        remotes=fetched,
     )
+
+
+def _raw_sources(raw: dict[str, Any], file: Path) -> list[Any]:
+    """The ``scenarios`` entries of ``raw`` that are git repositories."""
+    sources = raw.get("scenarios", [])
+    try:
+        return [s for s in ([sources] if isinstance(sources, str) else sources) if remote_source(s)]
+    except ValueError as exc:
+        raise ConfigError(f"invalid scenarios entry: expected {exc}", file=str(file)) from exc
 
 
 def _top_level_names() -> set[str]:

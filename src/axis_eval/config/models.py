@@ -24,6 +24,7 @@ from axis_eval.config._base import (
 from axis_eval.config._text import check_keys, folder_name_problem
 from axis_eval.config.actions import LifecycleAction, Limit, McpServer
 from axis_eval.config.executor import ExecutorConfig
+from axis_eval.config.git_sources import ResolvedRemote
 from axis_eval.config.sandbox import NetworkMode, SandboxConfig
 from axis_eval.config.scenario import ScenarioInput
 
@@ -134,11 +135,12 @@ class LimitsSettings(InputModel):
 
 
 class RemotesSettings(InputModel):
-    """Settings for remote scenario sources (not supported yet; modelled for AXIS configs)."""
+    """Settings for remote scenario sources (git repositories in ``scenarios``)."""
 
     max_depth: Annotated[int, Bounds(gt=0, le=MAX_REMOTE_DEPTH)] = Field(
         default=1, alias="maxDepth"
     )
+    """How deep remotes may list remotes: 1 (AXIS's default) = a remote's config may not."""
 
 
 class Settings(InputModel):
@@ -232,6 +234,24 @@ ScenarioSource = Annotated[
 ]
 
 
+def _remote_as_text(entry: Any) -> Any:
+    """A ``{"url": URL, "ref": REF}`` entry as the ``URL#REF`` it means; others unchanged."""
+    if not isinstance(entry, dict) or "url" not in entry or "prompt" in entry:
+        return entry
+    url, ref = entry.get("url"), entry.get("ref")
+    extra = sorted(str(k) for k in entry if k not in ("url", "ref"))
+    if not isinstance(url, str) or not url.strip() or extra:
+        raise ValueError(
+            "a {url, ref} object with a git URL and an optional ref"
+            + (f" (unknown keys: {', '.join(extra)})" if extra else "")
+        )
+    if ref is None:
+        return url
+    if not isinstance(ref, str) or not ref.strip() or "#" in url:
+        raise ValueError("a `ref` that is a branch, tag or commit (and no '#' in `url`)")
+    return f"{url.strip()}#{ref.strip()}"
+
+
 class Config(FileRoot):
     """An ``axis.config.*`` file."""
 
@@ -240,7 +260,8 @@ class Config(FileRoot):
     name: str | None = None
     """Shown in the report."""
     scenarios: list[ScenarioSource] = Field(default_factory=lambda: list[Any](["./scenarios"]))
-    """Folders, files, or inline scenarios (with ``key``); default ``./scenarios``."""
+    """Folders, files, inline scenarios (with ``key``), or git repositories (``URL``,
+    ``URL#REF`` or ``{url, ref}``; docs/config.md); default ``./scenarios``."""
     agents: list[AgentEntry] = Field(min_length=1)
     """Agents to run every scenario with."""
     adapters: dict[str, AdapterRef] = Field(default_factory=dict)
@@ -268,7 +289,8 @@ class Config(FileRoot):
     @field_validator("scenarios", mode="before")
     @classmethod
     def _one_source(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
+        value = [value] if isinstance(value, str) else value
+        return [_remote_as_text(v) for v in value] if isinstance(value, list) else value
 
     @field_validator("include", "exclude", mode="before")
     @classmethod
@@ -312,3 +334,5 @@ class LoadedConfig(BaseModel):
     """Absolute directory of the config file: base of relative paths and of ``.axis/``."""
     profile: str | None = None
     warnings: list[str] = Field(default_factory=empty_list)
+    remotes: list[ResolvedRemote] = Field(default_factory=empty_list)
+    """The remote scenario sources, as fetched for this load (URL, ref, commit)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["delete_variable", "get_variable", "set_event", "set_variable", "wait_event"]
+__all__ = ["get_variable", "set_event", "set_variable", "wait_event"]
 
 
 async def wait_event(name: str, client: Any) -> None:
@@ -36,9 +36,3 @@ async def set_variable(name: str, value: Any, client: Any) -> None:
     from distributed import Variable
 
     await Variable(name, client=client).set(value)  # type: ignore[no-untyped-call]
-
-
-async def delete_variable(name: str, client: Any) -> None:
-    from distributed import Variable
-
-    await Variable(name, client=client).delete()  # type: ignore[no-untyped-call]

@@ -121,9 +121,15 @@ class DaskExecutor:
         self._cluster = await connect(self.scheduler, self.workers, self.concurrency)
         client = self._cluster.client
         self._bundle = await asyncio.to_thread(build_bundle, self.loaded.config_dir)
-        self._bundle_future = await client.scatter(self._bundle.data, broadcast=True, hash=False)
+        from axis_eval.distributed import attempts  # Dask is imported on first use
+
+        # Three independent trips to the scheduler, made at once.
+        self._bundle_future, _, workers = await asyncio.gather(
+            client.scatter(self._bundle.data, broadcast=True, hash=False),
+            attempts.register(client),
+            self._cluster.workers(),
+        )
         self._ticket = self._make_ticket(plan, environ, model_server_url, job_env or {})
-        workers = await self._cluster.workers()
         self.slots = {address: int(res.get(SLOT, 0)) for address, res in workers.items()}
         warnings = [
             f"Dask worker {address} advertises no `{SLOT}` resource: it gets no jobs "
@@ -245,11 +251,9 @@ class DaskExecutor:
         assert self._cluster is not None and self._ticket is not None
         client = self._cluster.client
         token = ctx.run_token
-        record = names.attempts(token, spec.number)
         started = now_iso()
         self._specs[spec.number] = spec
         try:
-            await _dask.set_variable(record, [], client)
             where = await self._place()
             placed: dict[str, Any] = (
                 # Loose: a lost worker's job re-runs elsewhere.
@@ -292,8 +296,6 @@ class DaskExecutor:
             )
         finally:
             self._specs.pop(spec.number, None)
-            with contextlib.suppress(Exception):
-                await _dask.delete_variable(record, client)
 
     async def _place(self) -> str | None:
         """The worker with the most free slots (None: none is known free; Dask decides).

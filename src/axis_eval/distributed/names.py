@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["attempts", "events", "stop_event", "stop_reason", "task_key"]
+__all__ = ["events", "stop_event", "stop_reason", "task_key"]
 
 
 def stop_event(token: str) -> str:
@@ -18,11 +18,6 @@ def stop_reason(token: str) -> str:
 def events(token: str) -> str:
     """The event topic workers report phases and token counts on."""
     return f"axis-events-{token}"
-
-
-def attempts(token: str, number: int) -> str:
-    """A ``distributed.Variable``: the workers that started job ``number``, in order."""
-    return f"axis-attempts-{token}-{number}"
 
 
 def task_key(token: str, number: int) -> str:

@@ -31,7 +31,7 @@ from axis_eval._util.clock import now_iso
 from axis_eval._version import __version__
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.config.models import Config, LoadedConfig
-from axis_eval.distributed import _dask, names
+from axis_eval.distributed import _dask, attempts, names
 from axis_eval.distributed.bundle import unpack
 from axis_eval.distributed.ticket import RunTicket
 from axis_eval.errors import AxisError
@@ -219,11 +219,7 @@ async def run_job_task(spec_json: str, ticket: RunTicket, bundle: bytes) -> str:
     """One job on this worker; its outcome as JSON (the spec as ``axis run`` sent it)."""
     worker = get_worker()
     original = JobSpec.model_validate_json(spec_json)
-    client = get_client()
-    record = names.attempts(ticket.token, original.number)
-    tried = [str(a) for a in await _dask.get_variable(record, client, timeout=30)]  # set first
-    tried.append(str(worker.address))
-    await _dask.set_variable(record, tried, client)
+    tried = await attempts.record_start(names.task_key(ticket.token, original.number), worker)
     if len(tried) > MAX_ATTEMPTS:
         lost = ", ".join(tried[:-1])
         outcome = infrastructure_outcome(

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from axis_eval._types import ErrorKind
 from axis_eval._util.clock import now_iso
 from axis_eval.adapters.base import AdapterInput, AgentAdapter
+from axis_eval.adapters.mcp_files import interpolate_servers
 from axis_eval.execute.artifacts import collect_artifacts
 from axis_eval.execute.lifecycle import run_phase
 from axis_eval.execute.models import JobOutcome
@@ -262,7 +263,10 @@ async def _run_agent(
         workspace=dirs.work_dir,
         home=dirs.home_dir,
         env=dict(env),  # the adapter's prepare may add to it; teardown keeps the job's own
-        mcp_servers=dict(spec.mcp_servers),
+        # ${VAR} in MCP headers/env from the parent environment (pre-flight checked them).
+        mcp_servers=interpolate_servers(
+            spec.mcp_servers, {**ctx.parent_env, **spec.env_set}, strict=False
+        ),
         skills=list(spec.skills),
         time_limit_s=spec.time_limit_s,
         endpoint=spec.agent.endpoint or ctx.model_server_url,

@@ -6,15 +6,17 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from axis_eval._util.git import Checkout, checkout, is_checkout, remove_checkout
 from axis_eval.config.actions import (
     DEFAULT_ACTION_TIMEOUT_MINUTES,
     CopyAction,
     RunScriptAction,
 )
+from axis_eval.config.git_sources import GitSource, copy_cache_dir, parse_copy_match
 from axis_eval.execute.process import run_shell
 from axis_eval.execute.sandbox.base import JobSandbox
 from axis_eval.planning.select import glob_regex, is_glob
@@ -154,9 +156,28 @@ def _glob_base(pattern: str) -> tuple[str, str | None]:
 
 def copy_plan(action: CopyAction, root: Path, workspace: Path) -> list[tuple[Path, Path]] | str:
     """What ``action.match`` names (relative to ``root``), as (source, destination) pairs in
-    the workspace; the error text when the source does not exist."""
+    the workspace; the error text when the source does not exist.
+
+    A git ``match`` (``URL#REF:SUB``, config/git_sources.py) names ``SUB`` (default: all)
+    of the repository's checkout in ``root/.axis/repos``, which pre-flight fetched
+    (:func:`fetch_copy_repos`); its ``.git`` is never copied.
+    """
     destination = (workspace / action.destination).resolve()
-    base_text, rest = _glob_base(action.match)
+    source = parse_copy_match(action.match)
+    if source is not None:
+        repo = copy_cache_dir(root, source)
+        if not is_checkout(repo):
+            return f"Lifecycle action failed: copy source not fetched: {source.url} ({repo})"
+        pairs = _matches(source.sub, repo, destination)
+        if isinstance(pairs, str):
+            return pairs
+        top = repo.resolve()
+        return [(s, d) for s, d in pairs if ".git" not in s.relative_to(top).parts]
+    return _matches(action.match, root, destination)
+
+
+def _matches(match: str, root: Path, destination: Path) -> list[tuple[Path, Path]] | str:
+    base_text, rest = _glob_base(match)
     base = (root / base_text).resolve() if base_text else root.resolve()
     if rest is None:
         if not base.exists():
@@ -172,6 +193,35 @@ def copy_plan(action: CopyAction, root: Path, workspace: Path) -> list[tuple[Pat
         for path in sorted(base.rglob("*"))
         if path.is_file() and not path.is_symlink() and rx.match(path.relative_to(base).as_posix())
     ]
+
+
+def git_copy_sources(actions: Iterable[RunScriptAction | CopyAction]) -> list[GitSource]:
+    """The repositories the ``copy`` actions among ``actions`` copy from, each once."""
+    found: dict[tuple[str, str | None], GitSource] = {}
+    for action in actions:
+        if isinstance(action, CopyAction):
+            source = parse_copy_match(action.match)
+            if source is not None:
+                found.setdefault((source.key, source.ref), source)
+    return list(found.values())
+
+
+def fetch_copy_repos(
+    sources: Iterable[GitSource], config_dir: Path, *, refresh: bool = False, offline: bool = False
+) -> list[Checkout]:
+    """Clone each repository into ``.axis/repos/<host>/<owner>/<repo>/<ref>`` (pre-flight):
+    a cached one is reused unless ``refresh``; ``offline`` never fetches.
+
+    Raises:
+        GitError: git failed (the message names the URL and why), or offline without a cache.
+    """
+    done = []
+    for source in sources:
+        dest = copy_cache_dir(config_dir, source)
+        if refresh and not offline:
+            remove_checkout(dest)
+        done.append(checkout(source.url, dest, ref=source.ref, offline=offline, update=False))
+    return done
 
 
 async def _copy(action: CopyAction, root: Path, workspace: Path, sandbox: JobSandbox) -> str | None:

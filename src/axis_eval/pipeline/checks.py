@@ -7,14 +7,24 @@ CLI, variable or skill folder.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from axis_eval._util.git import GitError
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.adapters.loader import AdapterLoadError, load_adapter
+from axis_eval.adapters.mcp_files import (
+    McpVariableMissing,
+    interpolated_values,
+    missing_message,
+    missing_variables,
+)
 from axis_eval.adapters.registry import resolve, resolve_custom
-from axis_eval.adapters.skills import check_sources
+from axis_eval.adapters.skills import SkillError, check_sources, fetch_skills
 from axis_eval.config.models import LoadedConfig
 from axis_eval.errors import PreflightError
+from axis_eval.execute.lifecycle import fetch_copy_repos, git_copy_sources
 from axis_eval.execute.workspace import PASSTHROUGH, missing_env
 from axis_eval.planning.models import AgentSpec, Plan
 from axis_eval.redact import Redactor, looks_secret, mcp_secret_values
@@ -63,14 +73,16 @@ def preflight(
     adapters: Mapping[str, AgentAdapter[Any]] | None = None,
     *,
     agent_env: bool = True,
+    git: GitFetch | None = None,
 ) -> dict[str, AgentAdapter[Any]]:
     """Check, before any job starts, every adapter's environment and the skill sources
     (``agent_env``: the agents' variables must be set here; not when the jobs run on
-    workers, whose own environments their pre-flight checks).
+    workers, whose own environments their pre-flight checks), and fetch what the jobs need
+    from git: GitHub skills and the repositories ``copy`` actions name (``git``: how).
 
     Raises:
-        PreflightError: an adapter cannot load, a variable it needs is not set, or a skill
-            source cannot be used.
+        PreflightError: an adapter cannot load, a variable it needs is not set, a skill
+            source cannot be used, or a repository cannot be fetched.
     """
     loaded_adapters = dict(adapters) if adapters is not None else load_adapters(the_plan, loaded)
     unset = missing_keys(the_plan, loaded_adapters, environ) if agent_env else []
@@ -79,13 +91,73 @@ def preflight(
             "; ".join(key_sentence(agent, names) for agent, names in unset),
             hint=f"export {unset[0][1][0]}=… before `axis run`, {OFFLINE_HINT}",
         )
+    unset_mcp = mcp_unset(the_plan, environ) if agent_env else []
+    if unset_mcp:
+        raise McpVariableMissing(
+            missing_message(unset_mcp),
+            hint=f"export {unset_mcp[0][3]}=… before `axis run` "
+            "(in MCP header and env values, $${NAME} is a literal ${NAME})",
+        )
+    fetch_git_sources(the_plan, loaded, git or GitFetch())
     problems = check_sources([s for j in the_plan.jobs for s in j.skills], loaded.config_dir)
     if problems:
         raise PreflightError(
             "skills: " + "; ".join(problems),
-            hint="skills are local folders holding a SKILL.md, relative to the config",
+            hint="skills are local folders holding a SKILL.md, relative to the config, "
+            "or GitHub repositories (owner/repo)",
         )
     return loaded_adapters
+
+
+def mcp_unset(the_plan: Plan, environ: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
+    """``${VAR}`` in the jobs' MCP headers and env values that ``environ`` (with each job's
+    own ``env`` values) does not set: ``(server, field, key, variable)``, each once."""
+    found: dict[tuple[str, str, str, str], None] = {}
+    for job in the_plan.jobs:
+        for item in missing_variables(job.mcp_servers, {**environ, **job.env_set}):
+            found[item] = None
+    return list(found)
+
+
+@dataclass(frozen=True)
+class GitFetch:
+    """How pre-flight fetches GitHub skills and ``copy`` repositories."""
+
+    offline: bool = False
+    """Use the caches only (``--offline``)."""
+    refresh_skills: bool = False
+    """Clone GitHub skills afresh (``--refresh-skills``)."""
+    refresh_repos: bool = False
+    """Clone ``copy`` repositories afresh (``--refresh-repos``)."""
+
+
+def fetch_git_sources(the_plan: Plan, loaded: LoadedConfig, how: GitFetch) -> None:
+    """Clone (or reuse) the GitHub skills and ``copy`` repositories the plan's jobs and the
+    run's hooks use, before any job starts.
+
+    Raises:
+        PreflightError: a source cannot be fetched (the message names its URL and why).
+    """
+    try:
+        fetch_skills(
+            [s for j in the_plan.jobs for s in j.skills],
+            loaded.config_dir,
+            refresh=how.refresh_skills,
+            offline=how.offline,
+        )
+    except SkillError as exc:
+        raise PreflightError(f"skills: {exc.message}", hint=exc.hint) from exc
+    config = loaded.config
+    actions = [a for j in the_plan.jobs for a in (*j.scenario.setup, *j.scenario.teardown)]
+    sources = git_copy_sources([*config.before_all, *actions, *config.after_all])
+    try:
+        fetch_copy_repos(
+            sources, Path(loaded.config_dir), refresh=how.refresh_repos, offline=how.offline
+        )
+    except GitError as exc:
+        raise PreflightError(f"copy: {exc.message}", hint=exc.hint) from exc
+    except OSError as exc:
+        raise PreflightError(f"copy: cannot write the repository cache: {exc}") from exc
 
 
 def missing_keys(
@@ -155,6 +227,7 @@ def run_redactor(
         names.extend(job.env_pass)
         servers = {k: v.model_dump() for k, v in job.mcp_servers.items()}
         secrets.extend(mcp_secret_values(servers))
+        secrets.extend(interpolated_values(job.mcp_servers, {**env, **job.env_set}))
         secrets.extend(v for k, v in job.env_set.items() if looks_secret(k))
     for adapter in adapters.values():
         names.extend(adapter.required_env)
@@ -201,6 +274,9 @@ def predict_preflight(
             f"{key_sentence(agent, names)}: `axis run` will stop before any job starts "
             f"(export {names[0]}=…, {OFFLINE_HINT})"
         )
+    unset_mcp = mcp_unset(the_plan, env)
+    if unset_mcp:
+        out.append(f"{missing_message(unset_mcp)}: `axis run` will stop before any job starts")
     if not score:
         return out
     from axis_eval.pipeline.tape_judging import LOCAL_URL, tape_judging_warnings

@@ -15,6 +15,7 @@ from axis_eval.execute.process import new_run_token, pidfd_child_watcher
 from axis_eval.execute.scripted_model import EmbeddedModelServer
 from axis_eval.pipeline import crash, hooks, resume
 from axis_eval.pipeline.checks import (
+    GitFetch,
     load_adapters,
     preflight,
     run_redactor,
@@ -26,7 +27,7 @@ from axis_eval.pipeline.session import RunSession
 from axis_eval.planning.matrix import plan
 from axis_eval.planning.models import Plan
 from axis_eval.progress import Display, NullDisplay
-from axis_eval.report.models import ReportManifest
+from axis_eval.report.models import RemoteEntry, ReportManifest
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.aggregate import PassGate
 from axis_eval.runs.store import (
@@ -147,7 +148,8 @@ def _check(
     if scripted is not None:
         required = [n for a in adapters.values() for n in a.required_env]
         environ.update(scripted.environment(required, environ))
-    preflight(the_plan, loaded, environ, adapters, agent_env=here)
+    git = GitFetch(options.offline, options.refresh_skills, options.refresh_repos)
+    preflight(the_plan, loaded, environ, adapters, agent_env=here, git=git)
     if not options.score or options.scorer is not None:
         return adapters, {}
     # The judging stack is imported only when a run scores.
@@ -257,6 +259,10 @@ def _open_report(
         sparse_index=options.score,
     )
     writer.manifest.config_hash = config_hash(loaded)
+    writer.manifest.remotes = [
+        RemoteEntry(url=r.url, ref=r.ref, commit=r.commit, listed_by=r.listed_by)
+        for r in loaded.remotes
+    ] or None
     return writer
 
 

@@ -51,6 +51,13 @@ class RunOptions:
     """``--resume``: finish this report in its own folder (``selection`` is ignored)."""
     force: bool = False
     """``--force``: resume even when the config changed since the report started."""
+    offline: bool = False
+    """``--offline``: GitHub skills and ``copy`` repositories come from their caches; never
+    fetched (remote scenario sources: ``load_config(remotes=RemoteFetch(offline=True))``)."""
+    refresh_skills: bool = False
+    """``--refresh-skills``: clone GitHub skills afresh instead of reusing the cache."""
+    refresh_repos: bool = False
+    """``--refresh-repos``: clone ``copy`` repositories afresh instead of reusing the cache."""
 
     def __post_init__(self) -> None:
         """The numbers a caller passes are checked as the CLI checks its flags: a NaN

@@ -240,6 +240,18 @@ class ToolInfo(OutputModel):
     version: str
 
 
+class RemoteEntry(OutputModel):
+    """A remote scenario source (a git repository in ``scenarios``) as the run used it."""
+
+    url: str
+    ref: str | None = None
+    """The pinned branch, tag or commit (None: the default branch)."""
+    commit: str
+    """The commit its checkout was at."""
+    listed_by: str | None = None
+    """The remote whose config listed it (None: the run's config)."""
+
+
 class ReportManifest(OutputModel):
     """``report.json``: one entry per pair with its runs."""
 
@@ -273,6 +285,8 @@ class ReportManifest(OutputModel):
     config unless ``--force``."""
     model_server: dict[str, Any] | None = None
     """The embedded scripted model server, when used: tape, requests, refused connections."""
+    remotes: list[RemoteEntry] | None = None
+    """The remote scenario sources and the commit each was at (None: the config has none)."""
     before_all_output: str | None = None
     after_all_output: str | None = None
     exit_code: int | None = None

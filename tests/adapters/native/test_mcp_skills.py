@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -110,17 +111,27 @@ def test_skills_reach_claude_code(claude_cli: Path, tmp_path: Path) -> None:
     assert "greeting" in init["skills"]
 
 
-def test_a_remote_skill_fails_pre_flight(claude_cli: Path, tmp_path: Path) -> None:
+def test_an_unreachable_remote_skill_fails_pre_flight(
+    claude_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from axis_eval.errors import PreflightError
 
+    # GitHub points at a port nothing listens on: the test never leaves the machine.
+    for name, value in {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "url.git://127.0.0.1:1/.insteadOf",
+        "GIT_CONFIG_VALUE_0": "https://github.com/",
+    }.items():
+        monkeypatch.setenv(name, value)
     root = write_project(
         tmp_path / "project",
         {"agent": "claude-code", "endpoint": "http://127.0.0.1:9", "skills": ["netlify/skills"]},
         "Create out.txt",
     )
-    with pytest.raises(PreflightError, match=r"remote skills \(GitHub\) are not supported yet"):
-        axis_run(root, parent_env(tmp_path))
-    assert not (root / ".axis").exists()  # nothing ran, no report
+    env = {**parent_env(tmp_path), **{k: v for k, v in os.environ.items() if k.startswith("GIT_")}}
+    with pytest.raises(PreflightError, match=r"skill 'netlify/skills'.*github\.com/netlify/skills"):
+        axis_run(root, env)
+    assert not (root / ".axis" / "reports").exists()  # nothing ran, no report
 
 
 def _echo_servers() -> dict[str, Any]:

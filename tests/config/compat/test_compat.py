@@ -35,7 +35,8 @@ class Rejected:
     """A substring of the error that names the cause."""
 
 
-TS_ADAPTER = "is a TypeScript/JavaScript adapter module"
+TS_ADAPTER = "adapter file not found"
+"""Their `.ts` adapter modules are not in the corpus (JS/TS adapters themselves load)."""
 NO_SCENARIOS = "scenarios source not found"
 MOCK_AGENT = "unknown agent 'mock-agent'"
 
@@ -58,10 +59,9 @@ EXPECTED: dict[str, Accepted | Rejected] = {
     "test/e2e/fixtures/basic": Rejected(MOCK_AGENT),
     "test/e2e/fixtures/limits": Rejected(MOCK_AGENT),
     "test/e2e/kiro-cli": Accepted(jobs=2),
-    "test/e2e/kitchen-sink": Rejected(
-        "remote scenario sources are not supported yet: "
-        "https://github.com/netlify/agent-runner-orchestrator"
-    ),
+    # Its remote (github.com/netlify/agent-runner-orchestrator) resolves to a local mirror
+    # with two scenarios (_mirror_github): (1 local, 1 skipped, + 2 remote) x 3 agents.
+    "test/e2e/kitchen-sink": Accepted(jobs=9),
     "test/e2e/multi-step": Accepted(jobs=1),
     "test/e2e/realistic-tasks": Accepted(jobs=4),
     "test/e2e/scenario-agents": Accepted(jobs=3),
@@ -106,11 +106,35 @@ def test_plainly_runnable_configs_are_accepted() -> None:
             assert isinstance(EXPECTED.get(rel), Accepted), rel
 
 
+def _mirror_github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """https://github.com/netlify/agent-runner-orchestrator as a local bare repository
+    (git's insteadOf through the environment) holding a config and two scenarios."""
+    from helpers.git_server import Repo, github_env, need_git
+
+    need_git()
+    served = tmp_path / "mirror"
+    repo = Repo.local(served, "netlify", "agent-runner-orchestrator")
+    scenario = {"prompt": "Say hello", "judge": "It said hello"}
+    repo.commit(
+        {
+            "axis.config.json": {"scenarios": ["./scenarios"], "agents": ["codex"]},
+            "scenarios/orchestrate.json": {"name": "Orchestrate", **scenario},
+            "scenarios/dispatch.json": {"name": "Dispatch", **scenario},
+        }
+    )
+    for name, value in github_env(f"file://{served}/").items():
+        monkeypatch.setenv(name, value)
+
+
 @pytest.mark.parametrize("rel", sorted(EXPECTED))
-def test_compat_dry_run(rel: str, axis: Axis, tmp_path: Path) -> None:
+def test_compat_dry_run(
+    rel: str, axis: Axis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = discovered().get(rel)
     if config is None:
         pytest.fail(f"{rel}: config missing from the compat corpus")
+    if rel == "test/e2e/kitchen-sink":
+        _mirror_github(tmp_path, monkeypatch)
     expected = EXPECTED[rel]
     result = axis("run", "--dry-run", "--json", "-c", str(config), cwd=tmp_path)
     assert "Traceback" not in result.stderr

@@ -51,15 +51,18 @@ async def test_a_writable_folder_around_hidden_ones_keeps_them_hidden(tmp_path: 
             box,
             dirs.work_dir,
             f"cat {config}/fixture.txt; echo; ls -A {config}/.axis | wc -l;"
-            f" ls {jobs}; echo made > {tmp_path}/made.txt; echo mine > mine.txt",
+            f" ls {jobs}; ls {dirs.root.parent};"
+            f" echo made > {tmp_path}/made.txt; echo mine > mine.txt",
         )
     finally:
         await box.close()
     lines = seen.split()
     assert lines[0] == "fixture"  # the config folder reads
     assert lines[1] == "0"  # its .axis is empty, writable parent or not
-    # Only the job's own folder shows where the jobs' folders are made.
-    assert lines[2:] == [Path(dirs.root_dir).name]
+    # Only the job's own folder shows where the jobs' folders are made (the run's jobs
+    # folder, and in it only the job's own folder, not the neighbour's).
+    assert lines[2:] == [dirs.root.parent.name, dirs.root.name]
+    assert neighbour.root.parent == dirs.root.parent
     assert (tmp_path / "made.txt").read_text() == "made\n"  # the writable folder is written
     assert (dirs.workspace / "mine.txt").read_text() == "mine\n"
 

@@ -277,7 +277,7 @@ def hostile_plan(world: World, token: str, *, hang: bool) -> tuple[dict[str, Any
     """What the escape artist tries, and the host paths its writes would create."""
     user_home = pwd.getpwuid(os.getuid()).pw_dir
     writes = {
-        "$HOME/../../" + token: world.tmp_base / token,  # beside its own job's folder
+        "$HOME/../../../" + token: world.tmp_base / token,  # beside its run's jobs folder
         f"{world.home}/{token}": world.home / token,
         f"{world.home}/../{token}": world.home.parent / token,
         f"{world.project}/{token}": world.project / token,
@@ -289,7 +289,7 @@ def hostile_plan(world: World, token: str, *, hang: bool) -> tuple[dict[str, Any
         "lists": [
             str(world.reports),
             str(world.other_work),
-            "$HOME/../..",
+            "$HOME/../../..",
             str(world.home),
             user_home,
         ],
@@ -373,8 +373,10 @@ def assert_confined(
     reports = lists[str(world.reports)]
     assert not reports["ok"] or reports["data"] == [], reports
     assert not lists[str(world.other_work)]["ok"]
-    beside = lists["$HOME/../.."]["data"]  # the jobs' folder: only its own job is there
-    assert len(beside) == 1 and beside[0].startswith(f"axis-{result['harness']}-"), beside
+    # Where the jobs' folders are made: only its own run's jobs folder is there, and in
+    # that only its own job's folder.
+    beside = lists["$HOME/../../.."]["data"]
+    assert len(beside) == 1 and beside[0].startswith(f"axis-jobs-{result['harness']}-"), beside
     home = lists[str(world.home)]
     assert not home["ok"] or home["data"] == [], home
     # The user's real HOME (always hidden): only the folders a job must read show through
@@ -417,7 +419,7 @@ def assert_leaks(
     assert result["harness"] in procs and result["sentinel"] in procs
     assert lists[str(world.reports)]["data"] == ["old-run"]
     assert lists[str(world.other_work)]["data"] == ["notes.txt"]
-    assert "axis-1-999" in lists["$HOME/../.."]["data"]
+    assert "axis-1-999" in lists["$HOME/../../.."]["data"]
     assert ".ssh" in lists[str(world.home)]["data"]
     assert [path for path in paths if not path.exists()] == [], "every write lands on the host"
 
@@ -556,7 +558,7 @@ def _probe(mode: SandboxMode, tmp_path_factory: pytest.TempPathFactory) -> Itera
         jobs = {
             "neighbour": escape_job(
                 1, world, tokens["neighbour"], mode,
-                {"reads": [str(neighbour)], "lists": ["$HOME/../.."]},
+                {"reads": [str(neighbour)], "lists": ["$HOME/../../.."]},
             ),
             "acp": acp,
             "symlink": escape_job(
@@ -588,7 +590,7 @@ def test_other_jobs_folders_stay_hidden_wherever_the_jobs_folders_are(probes: Pr
     assert outcome.status == "completed", outcome.error
     found = findings(outcome)
     assert not by_target(found, "read")[str(probes.neighbour)]["ok"]
-    assert "axis-1-999" not in by_target(found, "list")["$HOME/../.."]["data"]
+    assert "axis-1-999" not in by_target(found, "list")["$HOME/../../.."]["data"]
 
 
 def test_an_acp_agent_cannot_have_the_harness_read_or_write_outside_its_job(

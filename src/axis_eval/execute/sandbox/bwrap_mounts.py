@@ -21,7 +21,7 @@ from pathlib import Path
 
 from axis_eval.adapters.install import agents_dir
 from axis_eval.config.sandbox import SandboxPolicy
-from axis_eval.execute.workspace import JobDirs
+from axis_eval.execute.workspace import JobDirs, jobs_base
 
 __all__ = [
     "HIDDEN_ALWAYS",
@@ -221,7 +221,7 @@ def bwrap_args(
 ) -> list[str]:
     """bwrap's options for one job (everything before ``--chdir``), resolved afresh."""
     root = dirs.root_dir
-    jobs_parent = os.path.dirname(root.rstrip("/"))
+    jobs_parent = jobs_base(root)
     plan = _plan(jobs_parent, policy, hidden=hidden, readable=readable, parent_homes=parent_homes)
     return plan.options(root)
 
@@ -257,7 +257,7 @@ class BwrapMounts:
     ) -> list[str]:
         """bwrap's options for one command of one job (everything before ``--chdir``)."""
         root = dirs.root_dir
-        jobs_parent = os.path.dirname(root.rstrip("/"))
+        jobs_parent = jobs_base(root)
         folders = tuple(named_folders(argv, self.guarded(homes)))
         key = (
             config_dir,

@@ -1,0 +1,95 @@
+"""A JavaScript adapter's callback that throws, or returns garbage, fails its run with an
+error naming it; nothing reaches the harness (real Node, the supervisor, a real agent)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from axis_eval.adapters.loader import load_adapter
+from axis_eval.adapters.registry import CustomAdapterRef
+from axis_eval.execute.supervise import run_agent
+from helpers.agent_runs import MakeInput, new_control
+from helpers.system_parts import not_run
+
+from . import adapters as src
+
+
+@pytest.fixture(autouse=True)
+def node() -> None:
+    if shutil.which("node") is None:
+        not_run("JAVASCRIPT ADAPTER TEST", "node is not on PATH")
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "error"),
+    [
+        (None, None, None),
+        (
+            "resolveCommand",
+            "spawn",
+            "faulty: resolveCommand threw TypeError: resolveCommand is broken",
+        ),
+        ("buildArgs", "spawn", "faulty: buildArgs threw TypeError: buildArgs is broken"),
+        ("isolationEnv", "spawn", "faulty: isolationEnv threw TypeError: isolationEnv is broken"),
+        (
+            "prepare",
+            "setup",
+            "faulty: prepare raised JavaScriptError: TypeError: prepare is broken",
+        ),
+        ("initialState", "agent", "faulty: initialState threw TypeError: initialState is broken"),
+        ("onEnd", "agent", "faulty: onEnd threw TypeError: onEnd is broken"),
+        (
+            "getResult",
+            "agent",
+            "faulty: getResult must return {result: string | null, metadata?}, got 7",
+        ),
+    ],
+)
+async def test_each_callback_fault_fails_the_run_naming_it(
+    tmp_path: Path,
+    make_input: MakeInput,
+    monkeypatch: pytest.MonkeyPatch,
+    fault: str | None,
+    kind: str | None,
+    error: str | None,
+) -> None:
+    if fault is not None:
+        monkeypatch.setenv("FAULT", fault)  # the Node hosts inherit it
+    module = tmp_path / "faulty.mjs"
+    module.write_text(src.fill(src.FAULTY_JS))
+    adapter = load_adapter(CustomAdapterRef(name="faulty", node_module=str(module)))
+    inp = make_input("say hi")
+    if adapter.isolation_env is not None:  # as a job does, before anything else
+        inp.env.update(adapter.isolation_env(inp.workspace, inp.home))
+    out = await run_agent(adapter, inp, new_control())
+    assert (out.error, out.error_kind) == (error, kind)
+    assert out.failed is (error is not None)
+    if error is None:
+        assert out.result == "fine"
+        assert inp.env["FROM_PREPARE"] == "yes" and inp.env["FAULTY"] == "1"
+
+
+def test_the_documented_typescript_adapter_loads(tmp_path: Path) -> None:
+    import re
+
+    from axis_eval._util import node_ts
+    from axis_eval.adapters.base import LinesMode
+    from axis_eval.adapters.node_adapter import NodeAgentAdapter
+
+    node = shutil.which("node")
+    assert node is not None
+    try:
+        node_ts.typescript_node_args(node)
+    except node_ts.TypeScriptUnavailable as exc:
+        not_run("TYPESCRIPT ADAPTER TEST", f"{exc.message} ({exc.hint})")
+    docs = Path(__file__).resolve().parents[3] / "docs" / "adapters.md"
+    (block,) = re.findall(r"```ts\n(.*?)```", docs.read_text(), flags=re.DOTALL)
+    module = tmp_path / "echo-adapter.ts"
+    module.write_text(block)
+    adapter = load_adapter(CustomAdapterRef(name="echo", node_module=str(module)))
+    assert isinstance(adapter, NodeAgentAdapter) and isinstance(adapter.stream, LinesMode)
+    assert adapter.name == "echo" and adapter.prompt_via == "argv"
+    assert adapter.resolve_command is not None
