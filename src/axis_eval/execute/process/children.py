@@ -20,6 +20,7 @@ from axis_eval.execute.process import activity
 __all__ = [
     "has_marker",
     "in_flight",
+    "in_flight_since",
     "is_owned",
     "others",
     "own",
@@ -32,6 +33,8 @@ _owned: dict[int, str | None] = {}
 """Pid → the job marker it was spawned with (None: no marker known, e.g. the sentinel or a
 task runner's command). An owned pid is an unreaped child, so it cannot have been reused."""
 _in_flight = 0
+_flight: dict[object, int] = {}
+"""Each spawn in flight → the tick it began at."""
 
 
 @contextlib.contextmanager
@@ -44,16 +47,25 @@ def spawning() -> Iterator[None]:
     _in_flight += 1
     token = object()
     activity.begin(token)
+    _flight[token] = activity.now_ticks() - 1  # one tick early, as activities begin
     try:
         yield
     finally:
         _in_flight -= 1
+        _flight.pop(token, None)
         activity.end(token)
 
 
 def in_flight() -> int:
     """How many spawns are between their start and the :func:`own` of their pid."""
     return _in_flight
+
+
+def in_flight_since() -> int | None:
+    """The start tick of the oldest spawn in flight (None: none is). A child born before it
+    cannot be that spawn's: its exit status may be taken (a zombie orphan reaped) even
+    while spawns are in flight, which with many jobs at once is nearly always."""
+    return min(_flight.values(), default=None)
 
 
 def own(pid: int, marker: str | None = None) -> None:

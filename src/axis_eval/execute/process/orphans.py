@@ -99,16 +99,16 @@ def reported() -> Mapping[int, int]:
     return _reported
 
 
-def adopted(since: int = 0) -> tuple[list[Orphan], list[int]]:
+def adopted(since: int = 0) -> tuple[list[Orphan], list[tuple[int, int]]]:
     """Our live adopted orphans born at tick ``since`` or later, and our zombie children
-    that are such orphans."""
+    that are such orphans (pid, start tick)."""
     me = os.getpid()
     pids = procfs.children(me)
     if pids is None:  # a kernel without the children file: the slow way
         pids = procfs.children_by_scan(me)
     session = os.getsid(0)
     live: list[Orphan] = []
-    zombies: list[int] = []
+    zombies: list[tuple[int, int]] = []
     for pid in pids:
         if children.is_owned(pid):
             continue  # a spawner awaits it: an agent, the sentinel, a task runner's command
@@ -120,7 +120,7 @@ def adopted(since: int = 0) -> tuple[list[Orphan], list[int]]:
             continue  # started by this process in its own session (never an agent's), or
             # before the run's claim
         if state in ("Z", "X"):
-            zombies.append(pid)
+            zombies.append((pid, start))
         else:
             live.append(Orphan(pid, start, pgid))
     return live, zombies
@@ -137,10 +137,13 @@ def _kill(pid: int, *, group: bool) -> None:
         pass
 
 
-def _reap(zombies: list[int]) -> None:
-    if children.in_flight():
-        return  # a child not registered yet may have exited: its status is asyncio's
-    for pid in zombies:
+def _reap(zombies: list[tuple[int, int]]) -> None:
+    # A child not registered yet may have exited: its status is asyncio's. It was born
+    # after its spawn began, so the zombies born before every spawn in flight are ours.
+    since = children.in_flight_since() if children.in_flight() else None
+    for pid, start in zombies:
+        if since is not None and start >= since:
+            continue
         try:
             os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:

@@ -218,21 +218,33 @@ def zombie_children(ppid: int) -> list[int]:
     return children_by_scan(ppid, "Z")
 
 
-def reap_zombie_children(skip: Container[int]) -> list[int]:
-    """``waitpid()`` our zombie children except those in ``skip``; return the reaped pids.
+def reap_zombie_children(skip: Container[int], born_before: int | None = None) -> list[int]:
+    """``waitpid()`` our zombie children except those in ``skip`` (and, with
+    ``born_before``, those born at that tick or later); return the reaped pids.
 
-    A cheap ``waitid(WNOWAIT)`` peek comes first, so the /proc scan only runs when some
-    child is waiting to be reaped. Pids in ``skip`` are left to whoever owns their status.
+    A cheap ``waitid(WNOWAIT)`` peek comes first, so nothing is read unless some child is
+    waiting to be reaped; then our children file (one read, not a scan of the machine's
+    processes: a busy machine's churn costs nothing here). Pids in ``skip`` are left to
+    whoever owns their status.
     """
     try:
         if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
             return []
     except ChildProcessError:  # no children at all
         return []
+    me = os.getpid()
+    pids = children(me)
+    if pids is None:  # a kernel without the children file: the slow way
+        pids = zombie_children(me)
     reaped: list[int] = []
-    for pid in zombie_children(os.getpid()):
+    for pid in pids:
         if pid in skip:
             continue
+        info = process_info(pid)
+        if info is None or info[0] != "Z" or info[1] != me:
+            continue
+        if born_before is not None and info[4] >= born_before:
+            continue  # maybe a spawn in flight's own child: its status is not ours
         try:
             got, _ = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:

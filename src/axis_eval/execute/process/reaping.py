@@ -68,9 +68,10 @@ def subreaper() -> Iterator[bool]:
 
 def reap_orphans() -> list[int]:
     """Reap zombie children no one here awaits (adopted orphans); return their pids."""
-    if children.in_flight():
-        return []
-    return procfs.reap_zombie_children(skip=children.owned())
+    # While spawns are in flight only the zombies born before the oldest of them: a new
+    # child may exit before its pid is registered, and its status is its spawner's.
+    since = children.in_flight_since() if children.in_flight() else None
+    return procfs.reap_zombie_children(skip=children.owned(), born_before=since)
 
 
 class OrphanReaper:
