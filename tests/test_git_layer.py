@@ -3,6 +3,7 @@ or a hang, pinned refs, and the cache's offline use. Servers bind 127.0.0.1 only
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -145,3 +146,121 @@ def test_git_never_gets_a_way_to_prompt() -> None:
     assert env["GIT_ASKPASS"] == "" and env["SSH_ASKPASS"] == ""
     assert "DISPLAY" not in env
     assert "BatchMode=yes" in env["GIT_SSH_COMMAND"]
+
+
+# Hostile repositories: what a clone holds must never reach outside it.
+
+
+def test_symlinks_leading_out_of_a_checkout_are_deleted_not_followed(
+    served: GitServer, tmp_path: Path
+) -> None:
+    secret = tmp_path / "home" / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("PRIVATE KEY")
+    repo = served.repo("acme", "evil")
+    repo.link("key", str(secret))
+    repo.link("deep/er/ssh", str(secret.parent))
+    repo.link("up", "../../../../../../../../etc/passwd")
+    repo.link("git-config", ".git/config")
+    repo.link("loop", "loop")
+    repo.link("inner", "docs/a.md")  # stays inside: kept
+    repo.commit({"docs/a.md": "A"})
+    dest = tmp_path / "clone"
+    done = git.checkout(repo.url, dest)
+    assert done.dropped == ("deep/er/ssh", "git-config", "key", "loop", "up")
+    assert not any((dest / name).is_symlink() for name in done.dropped)
+    assert (dest / "inner").read_text() == "A"
+    # A cache holding such links (from an older AXIS) is cleaned when used, offline too.
+    (dest / "key").symlink_to(secret)
+    assert git.checkout(repo.url, dest, offline=True).dropped == ("key",)
+    assert not (dest / "key").is_symlink()
+
+
+def test_only_https_http_git_and_ssh_unless_opted_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AXIS_GIT_ALLOW_PROTOCOL", raising=False)
+    repo = Repo.local(tmp_path / "local", "acme", "r")
+    repo.commit({"a.txt": "1"})
+    error = _fails(repo.url, tmp_path / "clone")
+    assert error.kind == "protocol"
+    assert "protocol is not allowed" in error.message
+    # ext:: (a command) behind git's insteadOf, as a hostile ~/.gitconfig could have it.
+    marker = tmp_path / "ran"
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", f"url.ext::sh -c touch% {marker}% >&2.insteadOf")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "https://evil.example/")
+    assert _fails("https://evil.example/acme/r", tmp_path / "ext").kind == "protocol"
+    assert not marker.exists()
+    monkeypatch.delenv("GIT_CONFIG_COUNT")
+    monkeypatch.setenv("AXIS_GIT_ALLOW_PROTOCOL", "file")
+    assert (git.checkout(repo.url, tmp_path / "opted").path / "a.txt").read_text() == "1"
+
+
+def test_no_hook_or_fsmonitor_runs(
+    served: GitServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = served.repo("acme", "r")
+    repo.commit({"a.txt": "1"})
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    marker = tmp_path / "ran"
+    for name in ("post-checkout", "post-merge", "reference-transaction"):
+        (hooks / name).write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
+        (hooks / name).chmod(0o755)
+    monitor = tmp_path / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\necho fsmonitor >> {marker}\n")
+    monitor.chmod(0o755)
+    # git's own configuration (here the global file), which AXIS does not control.
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(f"[core]\n\thooksPath = {hooks}\n\tfsmonitor = {monitor}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    dest = tmp_path / "clone"
+    git.checkout(repo.url, dest)
+    repo.commit({"a.txt": "2"})
+    git.checkout(repo.url, dest)  # a pull
+    git.checkout(repo.url, tmp_path / "pinned", ref="main")
+    assert (dest / "a.txt").read_text() == "2"
+    assert not marker.exists(), marker.read_text()
+
+
+def test_runs_sharing_a_cache_take_turns(served: GitServer, tmp_path: Path) -> None:
+    repo = served.repo("acme", "r")
+    head = repo.commit({f"f{i}.txt": str(i) for i in range(200)})
+    dest = tmp_path / "cache" / "r"
+    results: list[object] = []
+
+    def one() -> None:
+        try:
+            results.append(git.checkout(repo.url, dest).commit)
+        except Exception as exc:  # the test reports it
+            results.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert results == [head] * 4
+    assert sorted(p.name for p in dest.parent.iterdir()) == [".r.axis-lock", "r"]
+
+
+def test_a_very_deep_tree_is_refused_in_words(served: GitServer, tmp_path: Path) -> None:
+    from helpers.git_server import git as run_git
+
+    repo = served.repo("acme", "deep")
+    deep = "/".join(["d"] * 1200)
+    try:
+        # Python's own mkdir recurses per level: the shell makes the tree.
+        run_git("-c", "alias.mk=!mkdir -p", "mk", deep, cwd=repo.work)
+        (repo.work / deep / "f.txt").write_text("bottom")
+        os.symlink("/etc/passwd", repo.work / deep / "key")
+        repo.commit({})
+        # Skills and copy would recurse through it (RecursionError): refused, in words.
+        error = _fails(repo.url, tmp_path / "clone")
+        assert error.kind == "too-deep"
+        assert f"more than {git.MAX_TREE_DEPTH} folders deep" in error.message
+        assert not (tmp_path / "clone").exists()  # removed (without recursion)
+    finally:  # pytest's own clean-up recurses: leave no deep tree behind
+        git.remove_checkout(repo.work)
+        git.remove_checkout(tmp_path / "clone")

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
+import socket
+import stat
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -227,8 +230,9 @@ class MetadataServer:
             ServeError: the socket cannot be made there.
         """
         try:
+            sock = _listening_unix_socket(path)
             self._server = await asyncio.start_unix_server(
-                self._accept, path, limit=_MAX_HEAD_BYTES
+                self._accept, sock=sock, limit=_MAX_HEAD_BYTES
             )
         except (OSError, ValueError) as exc:  # ValueError: a path too long for sun_path
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
@@ -461,3 +465,35 @@ async def _skip_body(
             return b"", False
         buf += chunk
     return buf[length:], True
+
+
+_SUN_PATH_MAX = 108
+"""Linux's ``sun_path``, its terminating NUL included."""
+
+
+def _listening_unix_socket(path: str) -> socket.socket:
+    """A Unix socket already listening when ``path`` appears: bound under a temporary name
+    beside it, listening, then renamed into place (a stale file there is replaced). A
+    client that connects as soon as the file exists never meets a bound socket that does
+    not listen yet (refused), however the runner is scheduled between the two calls."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            raise OSError(errno.EEXIST, "a file that is not a socket is there", path)
+    temporary = f"{path}~"
+    if len(os.fsencode(temporary)) >= _SUN_PATH_MAX:  # no room for the temporary name
+        temporary = path
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)  # a stale socket (the final path is replaced by the rename)
+        sock.bind(temporary)
+        sock.listen(128)
+        if temporary != path:
+            os.rename(temporary, path)  # noqa: PTH104 -- strings, as asyncio takes them
+    except BaseException:
+        sock.close()
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    sock.setblocking(False)
+    return sock

@@ -126,7 +126,7 @@ def test_copy_from_git_urls_into_the_workspace_cached_and_refreshed(
     seen = run(axis_process, root)
     assert seen["workspace"] == {"src/main.py": "print(1)", "src/lib/util.py": "u", "a.md": "A1"}
     repos = root / ".axis" / "repos" / "github.com" / "acme" / "fixtures"
-    assert sorted(p.name for p in repos.iterdir()) == ["HEAD", "v1"]
+    assert sorted(p.name for p in repos.iterdir() if not p.name.startswith(".")) == ["HEAD", "v1"]
 
     # Cached: upstream changes are not seen until --refresh-repos.
     fixtures.commit({"docs/a.md": "A2"})
@@ -166,3 +166,129 @@ def test_offline_cannot_be_combined_with_a_refresh(axis: Axis, tmp_path: Path) -
     result = axis("run", "--offline", "--refresh-skills", "--dry-run", cwd=tmp_path)
     assert result.exit_code == 2
     assert "--offline and --refresh-skills cannot be combined" in result.stderr
+
+
+# Hostile repositories: a skill or copied repository written by someone else.
+
+
+def _planted(tmp_path: Path) -> Path:
+    """A private key where a hostile repository's symlinks point."""
+    secret = tmp_path / "home" / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("-----BEGIN PRIVATE KEY----- planted")
+    return secret
+
+
+def test_a_skill_repository_symlinking_a_secret_never_installs_it(
+    served: GitServer, axis_process: Axis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-placeholder")
+    secret = _planted(tmp_path)
+    evil = served.repo("acme", "evil-skill")
+    evil.link("id_rsa", str(secret))
+    evil.link("ssh", str(secret.parent))
+    evil.link("passwd", "../../../../../../../../../../etc/passwd")
+    evil.commit({"SKILL.md": "# evil"})
+    root = project(tmp_path / "proj", CLAUDE_PROBE, skills=["acme/evil-skill"])
+    done = axis_process("run", "-c", str(root), "--no-score", "--sandbox", "none")
+    assert done.exit_code == 0, done.stderr
+    lines = done.stderr.splitlines()
+    url = "https://github.com/acme/evil-skill"
+    assert f"Cloning skill: {url}" in lines
+    assert (
+        f"warning: {url}: symlink(s) leading out of the repository were deleted, not "
+        "followed: id_rsa, passwd, ssh"
+    ) in lines
+    seen = json.loads((root.parent / "probe-probe.json").read_text())
+    assert seen["skills"] == {"acme-evil-skill/SKILL.md": "# evil"}
+    assert "planted" not in json.dumps(seen)
+    again = axis_process("run", "-c", str(root), "--no-score", "--sandbox", "none")
+    assert f"Cloning skill: {url}" not in again.stderr.splitlines()  # the cache is reused
+
+
+@pytest.mark.parametrize("skill", ["acme/..", "../..x/y", "x/.", "https://github.com/x/.."])
+def test_skill_names_that_could_leave_the_cache_are_refused(
+    skill: str, axis: Axis, tmp_path: Path
+) -> None:
+    root = project(tmp_path / "proj", "probe", adapters={"probe": NDJSON_PROBE}, skills=[skill])
+    (root / ".axis" / "skills-cache" / "x").mkdir(parents=True)
+    done = axis("run", "-c", str(root), "--no-score", "--sandbox", "none", "--refresh-skills")
+    assert done.exit_code == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert (root / ".axis" / "skills-cache" / "x").is_dir()  # --refresh-skills removed nothing
+
+
+def test_a_copied_repository_symlinking_a_secret_never_copies_it(
+    served: GitServer, axis_process: Axis, tmp_path: Path
+) -> None:
+    secret = _planted(tmp_path)
+    evil = served.repo("acme", "evil-fixtures")
+    evil.link("app/id_rsa", str(secret))
+    evil.link("app/ssh", str(secret.parent))
+    evil.link("top", str(secret))
+    evil.commit({"app/main.py": "print(1)"})
+    setup = [
+        {"action": "copy", "match": f"{evil.github_url}#:app", "destination": "app"},
+        {"action": "copy", "match": evil.github_url, "destination": "all"},
+    ]
+    root = project(tmp_path / "proj", "probe", {"setup": setup}, adapters={"probe": NDJSON_PROBE})
+    done = axis_process("run", "-c", str(root), "--no-score", "--sandbox", "none")
+    assert done.exit_code == 0, done.stderr
+    assert f"Cloning repository: {evil.github_url}" in done.stderr.splitlines()
+    assert "app/id_rsa, app/ssh, top" in done.stderr
+    seen = json.loads((root.parent / "probe-probe.json").read_text())
+    assert seen["workspace"] == {"app/main.py": "print(1)", "all/app/main.py": "print(1)"}
+
+    # A path naming the (deleted) link is a copy error in words, never the secret.
+    top = [{"action": "copy", "match": f"{evil.github_url}#:top"}]
+    root = project(tmp_path / "two", "probe", {"setup": top}, adapters={"probe": NDJSON_PROBE})
+    done = axis_process("run", "-c", str(root), "--no-score", "--sandbox", "none", "--json")
+    assert "Traceback" not in done.stderr
+    assert "copy source does not exist" in done.stdout + done.stderr
+    assert (
+        not (tmp_path / "two" / "probe-probe.json").exists()
+        or "planted" not in (tmp_path / "two" / "probe-probe.json").read_text()
+    )
+
+
+@pytest.mark.parametrize(
+    "match",
+    [
+        "https://../acme/x",
+        "ssh://-oProxyCommand=touch%20pwned/acme/x",
+        "ssh://-oProxyCommand=x@host/acme/x",
+        "https://github.com/acme/x#--upload-pack=touch pwned",
+    ],
+)
+def test_copy_urls_that_could_inject_or_escape_are_refused(
+    match: str, axis: Axis, tmp_path: Path
+) -> None:
+    setup = [{"action": "copy", "match": match}]
+    root = project(tmp_path / "proj", "probe", {"setup": setup}, adapters={"probe": NDJSON_PROBE})
+    done = axis("run", "-c", str(root), "--no-score", "--sandbox", "none")
+    assert done.exit_code == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "proj" / "pwned").exists() and not Path("pwned").exists()
+    assert not (root / ".axis" / "acme").exists()
+
+
+@pytest.mark.parametrize("destination", ["../out", "/tmp/axis-copy-escape", "link/x"])
+def test_a_copy_destination_leaving_the_workspace_is_refused(
+    destination: str, served: GitServer, tmp_path: Path
+) -> None:
+    from axis_eval.config.actions import CopyAction
+    from axis_eval.execute.lifecycle import copy_plan, fetch_copy_repos, git_copy_sources
+
+    repo = served.repo("acme", "fixtures")
+    repo.commit({"a.txt": "a"})
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "link").symlink_to(tmp_path)  # planted by an earlier setup script
+    (tmp_path / "local.txt").write_text("l")
+    for match in (repo.github_url, "local.txt"):
+        action = CopyAction(action="copy", match=match, destination=destination)
+        fetch_copy_repos(git_copy_sources([action]), tmp_path)
+        plan = copy_plan(action, tmp_path, workspace)
+        assert plan == (
+            f"Lifecycle action failed: copy destination {destination!r} leaves the workspace"
+        )

@@ -192,12 +192,17 @@ def test_reports_diff(tmp_path: Path, make_project: MakeProject, axis: Axis) -> 
     assert lines[0] == f"AXIS Report diff: {a.report_id} → {b.report_id}"
     rows = {line.split()[0]: line.split() for line in lines[4:] if line and line[0] != " "}
     assert rows["seed"][:9] == ["seed", "codex", "87", "96", "+9", "+9", "+9", "+9", "+9"]
-    assert rows["seed"][9:] == ["±11.02", "unchanged"]
+    assert rows["seed"][9:] == ["±11.02", "unchanged", "+9.3", "[-3.8,", "22.4]"]
     assert rows["one"][2:5] == ["80", "78", "-2*"]
-    assert rows["one"][9:] == ["±1", "(unmeasured)", "regressed"]
+    assert rows["one"][9:] == ["±1", "(unmeasured)", "noise", "unmeasured", "-"]
     assert "New pairs (1): fresh × codex" in out.stdout
     assert "Vanished pairs (1): gone × codex" in out.stdout
-    assert rows["fresh"][-1] == "new" and rows["gone"][-1] == "vanished"
+    assert rows["fresh"][-2] == "new" and rows["gone"][-2] == "vanished"
+    # Paired over seed (+9.33) and one (-2): mean 3.67, sd 8.01, t = 3.67/5.67 = 0.647 on
+    # 1 df, p = 1 - 2·atan(0.647)/π = 0.634; half-width 12.706 × 5.67 = 72.0.
+    paired = next(line for line in lines if line.startswith("Paired t test"))
+    assert "over 2 pairs" in paired and "mean Δ +3.7 [-68.3, 75.7]" in paired, paired
+    assert "t 0.647 (1 df), p = 0.6344" in paired, paired
 
     as_json = json.loads(
         axis("reports", "diff", a.report_id, b.report_id, "--json", cwd=root).stdout
@@ -212,6 +217,8 @@ def test_reports_diff(tmp_path: Path, make_project: MakeProject, axis: Axis) -> 
         "delta": 9,
         "noise": 11.02,
         "changed": False,
+        # B − A of the means 96 − 86.67, Welch: se² = 30.33/3 + 1/3, df 2.13, t 4.06
+        "interval": {"meanDelta": 9.33, "low": -3.78, "high": 22.45, "df": 2.13},
     }
 
 

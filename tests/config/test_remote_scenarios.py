@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from axis_eval.config.load import load_config
+from axis_eval.errors import ConfigError
 from helpers.git_server import GitServer, need_git, refusing_url, serving
 
 PROBE = Path(__file__).resolve().parents[1] / "agents" / "git_probe.py"
@@ -272,7 +273,9 @@ def test_an_unreachable_remote_stops_before_any_job(
     root = project(tmp_path / "proj", [url])
     done = axis_process("run", "-c", str(root), *(["--dry-run"] if dry else []), cwd=root)
     assert done.exit_code == 2, done.stderr
-    assert done.stderr.startswith(f"error: remote scenario source git clone {url}:")
+    first, second = done.stderr.splitlines()[:2]
+    assert first == f"Cloning remote scenarios: {url}"
+    assert second.startswith(f"error: remote scenario source git clone {url}:")
     assert "the host cannot be reached" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (root / ".axis" / "reports").exists()
@@ -284,3 +287,97 @@ def test_scp_style_urls_are_refused_with_the_form_to_use(axis: Axis, tmp_path: P
     assert result.exit_code == 2
     assert "scp-style git URLs are not supported: git@github.com:acme/suite.git" in result.stderr
     assert "ssh://git@host/owner/repo" in result.stderr
+
+
+# Hostile remotes: a remote's repository and config are written by someone else.
+
+
+def test_a_remote_symlinking_secrets_never_reads_them_and_says_so(
+    served: GitServer, tmp_path: Path
+) -> None:
+    secret = tmp_path / "home" / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True)
+    secret.write_text('{"name": "stolen", "prompt": "planted key", "judge": "x"}')
+    repo = served.repo("acme", "suite")
+    repo.link("axis.config.json", str(secret))
+    repo.link("evals/stolen.json", str(secret))
+    repo.commit({"evals/fine.json": scenario("fine")})
+    root = project(tmp_path / "proj", [repo.github_url])
+    said: list[str] = []
+    loaded = load_config(str(root), say=said.append)
+    url = repo.github_url
+    assert said == [
+        f"Cloning remote scenarios: {url}",
+        f"warning: {url}: symlink(s) leading out of the repository were deleted, not "
+        "followed: axis.config.json, evals/stolen.json",
+    ]
+    clone = root / ".axis" / "remotes" / "com.github" / "acme" / "suite"
+    assert str(clone) in loaded.config.scenarios  # no config left: the clone is the folder
+    assert sorted(p.name for p in (clone / "evals").iterdir()) == ["fine.json"]
+    said.clear()
+    load_config(str(root), say=said.append)
+    assert said == [f"Pulling remote scenarios: {url}"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("skills", ["../../../../home/.ssh"]),
+        ("skills", ["/etc"]),
+        ("skills", ["./.git"]),
+        ("adapters", {"evil": "/tmp/evil.py"}),
+        ("adapters", {"evil": "../../outside.py:adapter"}),
+        ("scenarios", ["/etc"]),
+        ("scenarios", ["../../../.."]),
+    ],
+)
+def test_a_remote_config_path_leaving_its_clone_is_refused(
+    field: str, value: Any, served: GitServer, tmp_path: Path
+) -> None:
+    repo = served.repo("acme", "suite")
+    repo.commit({"axis.config.json": {field: value}, "scenarios/a.json": scenario("a")})
+    root = project(tmp_path / "proj", [repo.github_url])
+    with pytest.raises(ConfigError) as caught:
+        load_config(str(root))
+    text = caught.value.message
+    assert "leaves the remote repository" in text and "must stay inside its clone" in text
+    assert caught.value.file is not None and caught.value.file.endswith("axis.config.json")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("setup", [{"action": "copy", "match": "/etc/hostname"}], "/etc/hostname"),
+        ("teardown", [{"action": "copy", "match": "../../.ssh/id_rsa"}], "../../.ssh/id_rsa"),
+        ("setup", [{"action": "copy", "match": "~/.aws/credentials"}], "~/.aws/credentials"),
+        ("skills", ["/root/.claude/skills/x"], "/root/.claude/skills/x"),
+    ],
+)
+def test_a_remote_scenario_naming_a_host_path_is_refused_before_any_job(
+    field: str, value: Any, named: str, served: GitServer, axis: Axis, tmp_path: Path
+) -> None:
+    """The harness copies a scenario's files itself, outside every sandbox: a remote's
+    scenario may not name a host file by an absolute path or by climbing out."""
+    repo = served.repo("acme", "grabby")
+    repo.commit({"scenarios/grab.json": {**scenario("grab"), field: value}})
+    root = project(tmp_path / "proj", [repo.github_url])
+    result = axis("run", "--dry-run", "-c", str(root), cwd=root)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"{named!r}" in result.stderr and "leaves the config folder" in result.stderr
+    assert "grab" in result.stderr and repo.github_url in result.stderr
+
+
+def test_a_remote_scenario_may_copy_inside_the_config_folder(
+    served: GitServer, axis: Axis, tmp_path: Path
+) -> None:
+    repo = served.repo("acme", "polite")
+    setup = [{"action": "copy", "match": "fixtures/seed.txt"}]
+    repo.commit({"scenarios/ok.json": {**scenario("ok"), "setup": setup}})
+    root = project(tmp_path / "proj", [repo.github_url])
+    assert "scenarios/ok" in dry_keys(axis, root)  # the clone is its scenarios folder
+    # The config's own scenarios keep absolute paths: the config is the user's.
+    (root / "scenarios" / "mine.json").write_text(
+        json.dumps({**scenario("mine"), "setup": [{"action": "copy", "match": "/etc/hostname"}]})
+    )
+    assert "mine" in dry_keys(axis, root)

@@ -64,12 +64,17 @@ def refusing_url(path: str = "nobody/nothing") -> str:
 
 
 def github_env(base_url: str) -> dict[str, str]:
-    """git configuration through the environment: ``https://github.com/`` means ``base_url``."""
-    return {
+    """git configuration through the environment: ``https://github.com/`` means ``base_url``
+    (a ``file://`` base also opts in to git's ``file`` protocol, which AXIS otherwise
+    forbids: ``AXIS_GIT_ALLOW_PROTOCOL``)."""
+    env = {
         "GIT_CONFIG_COUNT": "1",
         "GIT_CONFIG_KEY_0": f"url.{base_url}.insteadOf",
         "GIT_CONFIG_VALUE_0": "https://github.com/",
     }
+    if base_url.startswith("file://"):
+        env["AXIS_GIT_ALLOW_PROTOCOL"] = "file"
+    return env
 
 
 class Repo:
@@ -113,6 +118,13 @@ class Repo:
         git("commit", "--quiet", "--allow-empty", "-m", message, cwd=self.work)
         git("push", "--quiet", "origin", "HEAD:main", cwd=self.work)
         return git("rev-parse", "HEAD", cwd=self.work)
+
+    def link(self, rel: str, target: str) -> None:
+        """A symlink ``rel`` -> ``target`` in the work tree (committed by the next
+        :meth:`commit`): what a hostile repository holds."""
+        path = self.work / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target)
 
     def tag(self, name: str) -> None:
         git("tag", name, cwd=self.work)

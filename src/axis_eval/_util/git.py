@@ -9,25 +9,38 @@ ref does not exist there.
 
 A checkout made for a pinned ref remembers the ref it was asked for (``.git/axis-ref``),
 so offline use can tell a cache of the wanted ref from one of another.
+
+The repositories are untrusted: git may speak only ``https``, ``http``, ``git`` and
+``ssh`` (``GIT_ALLOW_PROTOCOL``; ``$AXIS_GIT_ALLOW_PROTOCOL`` replaces the list, e.g.
+``file:git`` for local mirrors), no hook or fsmonitor runs, and every symlink in a
+checkout whose target leaves it (or points into its ``.git``) is deleted, never followed
+(:attr:`Checkout.dropped` names them); a tree more than :data:`MAX_TREE_DEPTH` folders
+deep is refused. Two runs sharing a cache take turns (a lock file
+beside each checkout).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from axis_eval._util import git_tree
 from axis_eval._util.processes import Completed, HelperTimeout, run_helper
 from axis_eval.errors import AxisError
 
 __all__ = [
+    "ALLOWED_PROTOCOLS",
     "CLONE_TIMEOUT_S",
+    "MAX_TREE_DEPTH",
     "PULL_TIMEOUT_S",
     "Checkout",
     "GitError",
     "checkout",
+    "dropped_message",
     "git_env",
     "head_commit",
     "is_checkout",
@@ -38,13 +51,18 @@ CLONE_TIMEOUT_S = 60.0
 """AXIS's limit for a clone."""
 PULL_TIMEOUT_S = 30.0
 """AXIS's limit for a pull."""
+ALLOWED_PROTOCOLS = "https:http:git:ssh"
+"""What git may speak (``GIT_ALLOW_PROTOCOL``) unless ``$AXIS_GIT_ALLOW_PROTOCOL`` says."""
+MAX_TREE_DEPTH = 100
+"""The deepest folder nesting a checkout may have (Python's walks and copies recurse)."""
 _REF_FILE = "axis-ref"
 _SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
 
 class GitError(AxisError):
     """A git command failed; ``kind`` says why (``unreachable``, ``auth``, ``not-a-repo``,
-    ``unknown-ref``, ``timeout``, ``no-git``, ``offline``, ``failed``)."""
+    ``unknown-ref``, ``protocol``, ``too-deep``, ``timeout``, ``no-git``, ``offline``,
+    ``failed``)."""
 
     exit_code = 2
 
@@ -62,6 +80,8 @@ class Checkout:
     ref: str | None
     path: Path
     commit: str
+    dropped: tuple[str, ...] = ()
+    """Symlinks deleted from the checkout because they led out of it (paths in it)."""
 
 
 def git_env(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -74,6 +94,7 @@ def git_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=20")
     env["GCM_INTERACTIVE"] = "never"  # Git Credential Manager, where installed
     env["LC_ALL"] = "C"  # git's messages in English: they are classified below
+    env["GIT_ALLOW_PROTOCOL"] = env.get("AXIS_GIT_ALLOW_PROTOCOL") or ALLOWED_PROTOCOLS
     return env
 
 
@@ -130,6 +151,8 @@ _UNKNOWN_REF = (
 def _classify(stderr: str, ref: str | None) -> tuple[str, str]:
     """``(kind, reason in words)`` from git's stderr."""
     low = stderr.lower()
+    if "transport '" in low and "not allowed" in low:
+        return "protocol", "its protocol is not allowed (https, http, git and ssh are)"
     if ref is not None and any(m in low for m in _UNKNOWN_REF):
         return "unknown-ref", f"ref {ref!r} was not found there"
     if any(m in low for m in _AUTH):
@@ -147,6 +170,8 @@ _HINTS = {
     "without a prompt, or use a public URL",
     "not-a-repo": "check the URL: it must name a git repository",
     "unknown-ref": "check the branch, tag or commit after `#`",
+    "protocol": "AXIS_GIT_ALLOW_PROTOCOL=<list, e.g. https:ssh:file> widens the list "
+    "(git's insteadOf may have rewritten the URL)",
 }
 
 
@@ -159,7 +184,9 @@ def _git(
     args: list[str], url: str, *, cwd: Path | None, timeout_s: float, ref: str | None = None
 ) -> Completed:
     """Run ``git ARGS``; a non-zero exit or a timeout is a :class:`GitError` naming ``url``."""
-    argv = ["git", "-c", "core.askPass=", "-c", "credential.interactive=never", *args]
+    argv = ["git", "-c", "core.askPass=", "-c", "credential.interactive=never"]
+    argv += ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+    argv += ["-c", "submodule.recurse=false", *args]
     try:
         done = run_helper(
             argv,
@@ -245,7 +272,20 @@ def checkout(
             a usable checkout.
     """
     if offline:
-        return _offline(url, dest, ref)
+        return _confined(_offline(url, dest, ref))
+    with _locked(dest, url, clone_timeout_s + pull_timeout_s):
+        done = _checkout(url, dest, ref, update, clone_timeout_s, pull_timeout_s)
+        return _confined(done)
+
+
+def _checkout(
+    url: str,
+    dest: Path,
+    ref: str | None,
+    update: bool,
+    clone_timeout_s: float,
+    pull_timeout_s: float,
+) -> Checkout:
     if is_checkout(dest) and _cached_ref(dest) == ref:
         if not update:
             return Checkout(url, ref, dest, head_commit(dest, url))
@@ -262,6 +302,45 @@ def checkout(
             _fetch_ref(url, dest, ref, pull_timeout_s)
             return Checkout(url, ref, dest, head_commit(dest, url))
     return _fresh(url, dest, ref, clone_timeout_s)
+
+
+@contextlib.contextmanager
+def _locked(dest: Path, url: str, wait_s: float) -> Iterator[None]:
+    """One clone or pull of ``dest`` at a time, across runs."""
+    try:
+        with git_tree.locked(dest.parent / f".{dest.name}.axis-lock", wait_s):
+            yield
+    except git_tree.LockTimeout:
+        raise GitError(
+            f"{url}: another run kept its cache ({dest}) locked for {wait_s:g}s",
+            kind="timeout",
+            url=url,
+        ) from None
+
+
+def _confined(done: Checkout) -> Checkout:
+    """``done`` with every symlink leading out of it (or into its ``.git``) deleted; a
+    tree deeper than :data:`MAX_TREE_DEPTH` is removed and refused."""
+    try:
+        dropped = git_tree.drop_outside_links(done.path, MAX_TREE_DEPTH)
+    except git_tree.TooDeep as exc:
+        git_tree.discard(done.path)  # a cache no run can use
+        raise GitError(
+            f"{done.url}: the repository's tree is more than {MAX_TREE_DEPTH} folders "
+            f"deep ({exc.folder[:120]}…): refused",
+            kind="too-deep",
+            url=done.url,
+            hint="AXIS copies and walks a repository's files; one this deep is refused",
+        ) from None
+    if not dropped:
+        return done
+    return Checkout(done.url, done.ref, done.path, done.commit, dropped)
+
+
+def dropped_message(url: str, dropped: tuple[str, ...]) -> str:
+    """The warning for symlinks deleted from ``url``'s checkout."""
+    shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
+    return f"{url}: symlink(s) leading out of the repository were deleted, not followed: {shown}"
 
 
 def _offline(url: str, dest: Path, ref: str | None) -> Checkout:
@@ -290,7 +369,7 @@ def _fresh(url: str, dest: Path, ref: str | None, timeout_s: float) -> Checkout:
     """Clone into a sibling folder, then put it in place: a failed clone leaves no half."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.with_name(f".{dest.name}.axis-clone-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
+    git_tree.discard(staging)
     try:
         if ref is None:
             _git(
@@ -306,10 +385,10 @@ def _fresh(url: str, dest: Path, ref: str | None, timeout_s: float) -> Checkout:
             _fetch_ref(url, staging, ref, timeout_s)
         _remember_ref(staging, ref)
         if dest.exists() or dest.is_symlink():
-            _remove(dest)
+            git_tree.remove(dest)
         staging.rename(dest)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        git_tree.discard(staging)
     return Checkout(url, ref, dest, head_commit(dest, url))
 
 
@@ -339,14 +418,7 @@ def _fetch_ref(url: str, dest: Path, ref: str, timeout_s: float) -> None:
     _remember_ref(dest, ref)
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink()
-
-
 def remove_checkout(path: Path) -> None:
     """Delete a cached checkout (``--refresh-skills``, ``--refresh-repos``)."""
     if path.exists() or path.is_symlink():
-        _remove(path)
+        git_tree.remove(path)

@@ -9,6 +9,7 @@ reaped, so nothing it started outlives it and the group id cannot have been reus
 
 from __future__ import annotations
 
+import asyncio
 import os
 import selectors
 import signal
@@ -282,6 +283,77 @@ class LiveHelper:
         line = bytes(self._buffer[:end])
         del self._buffer[: end + 1]
         return line
+
+    async def send_async(self, line: bytes, deadline: float) -> bool:
+        """:meth:`send` without blocking the event loop: the write waits in the loop.
+
+        Cancelled mid-line (a request larger than the pipe's buffer), the helper would read
+        a broken request: it is ended then, and the cancel goes on."""
+        view = memoryview(line + b"\n")
+        total = len(view)
+        try:
+            while view:
+                if self.ended:
+                    return False
+                try:
+                    view = view[os.write(self._stdin, view) :]
+                    continue
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    return False
+                if not await self._ready(self._stdin, deadline, write=True):
+                    return False
+        except BaseException:
+            if 0 < len(view) < total:  # part of it went: the stream is broken
+                self.end()
+            raise
+        return True
+
+    async def receive_async(self, deadline: float) -> bytes | None:
+        """:meth:`receive` without blocking the event loop: the read waits in the loop."""
+        while (end := self._buffer.find(b"\n")) < 0:
+            if self.ended or not await self._ready(self.replies, deadline, write=False):
+                return None
+            try:
+                chunk = os.read(self.replies, _CHUNK)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        return line
+
+    async def _ready(self, fd: int, deadline: float, *, write: bool) -> bool:
+        """Wait in the event loop until ``fd`` is ready; False: the deadline passed first
+        (or the helper was ended meanwhile). The descriptor is unwatched however it ends,
+        a cancel included, so it is never watched once closed."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or self.ended:
+            return False
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        if write:
+            loop.add_writer(fd, wake)
+        else:
+            loop.add_reader(fd, wake)
+        try:
+            await asyncio.wait_for(ready, remaining)
+        except TimeoutError:
+            return False
+        finally:
+            if write:
+                loop.remove_writer(fd)
+            else:
+                loop.remove_reader(fd)
+        return not self.ended
 
     def returncode(self) -> int | None:
         return self.proc.poll()

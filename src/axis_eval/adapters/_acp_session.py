@@ -30,6 +30,7 @@ from axis_eval.adapters._acp_client import AcpClient, StdioTransport, acp_mcp_se
 from axis_eval.adapters._acp_transcript import AcpTranscript, model_usage, prompt_usage
 from axis_eval.adapters.acp import AcpAdapter
 from axis_eval.adapters.base import AdapterInput
+from axis_eval.adapters.hooks import run_hook
 from axis_eval.adapters.supervision import (
     NOT_JSON,
     Reading,
@@ -213,13 +214,13 @@ class AcpSession:
 
     # -- the outcome ------------------------------------------------------------------
 
-    def _usage(self) -> TokenUsage | None:
+    async def _usage(self) -> TokenUsage | None:
         result = self.prompt_result
         if result is not None:
             usage = prompt_usage({"usage": result.get("usage")})
             if usage is None and self.adapter.extract_usage is not None:
                 try:
-                    usage = self.adapter.extract_usage(result)
+                    usage = await run_hook(self.adapter.extract_usage, result)
                 except Exception as exc:
                     self.notes.warn(
                         "extract_usage warnings", f"extract_usage raised {describe(exc)}"
@@ -265,7 +266,7 @@ class AcpSession:
     async def finish(self, exit_code: int | None, stderr: str, stopped: bool) -> Reading:
         cli_version = await self._cli_version()
         self.acp.finish()
-        usage = self._usage()
+        usage = await self._usage()
         if usage is not None:
             self.builder.set_usage(usage)
             self._cost(usage)

@@ -8,6 +8,10 @@ it). The entries the adapter pushes onto ``ctx.transcript`` come back with each 
 are recorded as they arrive (:mod:`._node_entries`); ``ctx.feedAssistantText`` counts
 towards the live token estimate. At the end ``onEnd`` and ``getResult`` run there.
 
+Every call is awaited (:meth:`~._node_host.NodeHost.acall`): the event loop runs the other
+jobs while a callback runs. What one read brought is handed on before the next read, in
+order, so the agent's output waits in its pipe behind a slow callback.
+
 A callback that throws, hangs past its time limit, or returns something malformed fails
 the run with an error that names it; nothing more is sent to the adapter then (``getResult``
 still runs after a throw, for the usage it reports), and the harness goes on.
@@ -17,8 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from axis_eval._util.clock import now_iso
 from axis_eval.adapters._node_entries import record_entry, usage_from
@@ -59,8 +64,9 @@ class NodeReader(StreamReader):
         self.node = adapter
         self.failure: str | None = None
         """The first callback failure: the run's error."""
-        self._batch: list[str] = []
-        self._flush_due = False
+        self._pending: list[tuple[str, str]] = []
+        """What the last read brought, for :meth:`_flush`: ``("lines", line)`` or
+        ``("chunk", text)``."""
         self._started = False
         self.host = NodeHost(list(adapter.node_argv), adapter.module, adapter.name)
 
@@ -72,13 +78,13 @@ class NodeReader(StreamReader):
             self.builder.error(message)
             self.notes.warn("adapter errors", message)
 
-    def _call(
+    async def _call(
         self, op: str, where: str, *, after_failure: bool = False, **payload: Any
     ) -> Answer | None:
         if self.host.dead is not None or (self.failure is not None and not after_failure):
             return None
         try:
-            answer = self.host.call(op, where, **payload)
+            answer = await self.host.acall(op, where, **payload)
         except HostError as exc:
             self._fail(f"{self.node.name}: {exc.message}")
             return None
@@ -97,20 +103,20 @@ class NodeReader(StreamReader):
             return None
         return answer
 
-    def _begin(self) -> None:
+    async def _begin(self) -> None:
         """Wait for the module to load and run ``initialState()`` (once)."""
         if self._started:
             return
         self._started = True
         try:
-            loaded = self.host.loaded()
+            loaded = await self.host.aloaded()
         except HostError as exc:
             self._fail(f"{self.node.name}: {exc.message}")
             return
         if not loaded.ok:
             self._fail(f"{self.node.name}: the adapter module failed to load in the job's host")
             return
-        self._call("start", "initialState")
+        await self._call("start", "initialState")
 
     # -- while it runs ------------------------------------------------------------------
 
@@ -122,24 +128,31 @@ class NodeReader(StreamReader):
         self.raw_output.append(text)
         if self.builder.closed or self.failure is not None:
             return
-        self._batch.append(text)
-        if not self._flush_due:  # the lines of one read go together, after it
-            self._flush_due = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self._flush_due = False
-        texts, self._batch = self._batch, []
-        if texts and not self.builder.closed:
-            self._call("lines", "onLine", texts=texts)
+        self._pending.append(("lines", text))
 
     def feed(self, text: str) -> None:
-        self._call("chunk", "onChunk", text=text)
-        self.notes.output_grew()
+        self._pending.append(("chunk", text))
+
+    async def _flush(self) -> None:
+        """Hand what the last read brought to the adapter, in order: its lines as one
+        ``onLine`` batch, each piece of free text to ``onChunk``. Awaited, so other jobs run
+        on while the callbacks do, and before the next read, so the agent's output waits in
+        its pipe meanwhile (as it would behind a slow Python callback)."""
+        while self._pending:
+            pending, self._pending = self._pending, []
+            texts = [text for kind, text in pending if kind == "lines"]
+            if texts:
+                if not self.builder.closed:
+                    await self._call("lines", "onLine", texts=texts)
+                continue
+            for _kind, text in pending:  # free text (a reader is in one mode only)
+                await self._call("chunk", "onChunk", text=text)
+                self.notes.output_grew()
 
     async def read(self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter | None) -> None:
-        self._begin()
-        await super().read(stdout, stdin)
+        await self._begin()
+        await super().read(cast("asyncio.StreamReader", _Paced(stdout, self._flush)), stdin)
+        await self._flush()
 
     # -- after it ended -----------------------------------------------------------------
 
@@ -149,15 +162,15 @@ class NodeReader(StreamReader):
 
     async def finish(self, exit_code: int | None, stderr: str, stopped: bool) -> Reading:
         """Run ``onEnd`` and ``getResult`` in the host; the transcript is finished on return."""
-        self._begin()
-        self._flush()
+        await self._begin()
         self.feed_tail()
+        await self._flush()
         if self.node.has_on_end:
-            self._call("end", "onEnd")
+            await self._call("end", "onEnd")
         builder = self.builder
         ended_at = now_iso()
         started_at = builder.transcript.started_at or ended_at
-        answer = self._call(
+        answer = await self._call(
             "result",
             "getResult",
             after_failure=True,
@@ -197,6 +210,19 @@ class NodeReader(StreamReader):
             self.builder.transcript.session_id = metadata["sessionId"]
         error = metadata.get("error")
         return value.get("result"), error if isinstance(error, str) and error else None
+
+
+class _Paced:
+    """The agent's stdout as :class:`StreamReader` reads it, with the adapter's callbacks
+    run (awaited) on what one read brought before the next read."""
+
+    def __init__(self, stdout: asyncio.StreamReader, flush: Callable[[], Awaitable[None]]) -> None:
+        self.stdout = stdout
+        self.flush = flush
+
+    async def read(self, n: int = -1) -> bytes:
+        await self.flush()
+        return await self.stdout.read(n)
 
 
 def _cost(value: Any) -> float | None:

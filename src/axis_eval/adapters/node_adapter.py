@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from axis_eval.adapters.base import (
     ResultContext,
     StreamContext,
 )
+from axis_eval.adapters.hooks import BlockingHook
 from axis_eval.errors import EXIT_USAGE, AxisError, PreflightError
 
 __all__ = ["NodeAgentAdapter", "NodeLoadError", "js_input", "load_node_adapter", "usage_from"]
@@ -58,16 +60,21 @@ class JavaScriptError(Exception):
 
 
 class _Service:
-    """The adapter's service host, started again after it died (a hung callback)."""
+    """The adapter's service host, started again after it died (a hung callback).
+
+    Its callbacks are :class:`~axis_eval.adapters.hooks.BlockingHook` objects: jobs call
+    them in threads (the host answers one at a time, in the order they come)."""
 
     def __init__(self, argv: list[str], module: str, key: str) -> None:
         self.argv, self.module, self.key = argv, module, key
         self.host: NodeHost | None = None
+        self._lock = threading.Lock()
 
     def get(self) -> NodeHost:
-        if self.host is None or self.host.dead is not None:
-            self.host = NodeHost(self.argv, self.module, self.key)
-        return self.host
+        with self._lock:
+            if self.host is None or self.host.dead is not None:
+                self.host = NodeHost(self.argv, self.module, self.key)
+            return self.host
 
     def value(self, op: str, where: str, **payload: Any) -> Any:
         """The callback's return value; a throw (or a hang) raises AdapterConfigError."""
@@ -259,10 +266,12 @@ def _build(
     calls = _Callbacks(service, has)
     env_names = [n for n in desc.get("requiredEnv") or [] if isinstance(n, str) and n]
     required, optional = ([], env_names) if desc.get("localSession") else (env_names, [])
-    isolation = calls.isolation_env if has.get("isolationEnv") else None
-    prepare = calls.prepare if has.get("prepare") else None
+    # Each is answered by the service host: a BlockingHook, which a job runs off the loop.
+    isolation = BlockingHook(calls.isolation_env) if has.get("isolationEnv") else None
+    prepare = BlockingHook(calls.prepare) if has.get("prepare") else None
     wants_command = bool(has.get("resolveCommand") or desc.get("cliCommand"))
-    resolve = calls.resolve_command if wants_command else None
+    resolve = BlockingHook(calls.resolve_command) if wants_command else None
+    build_args = BlockingHook(calls.build_args)
     if desc.get("kind") == "acp":
         acp = create_acp_adapter(
             name=key,
@@ -271,8 +280,8 @@ def _build(
             optional_env=optional,
             isolation_env=isolation,
             prepare=prepare,
-            extract_usage=calls.extract_usage if has.get("extractUsage") else None,
-            build_args=calls.build_args,
+            extract_usage=BlockingHook(calls.extract_usage) if has.get("extractUsage") else None,
+            build_args=build_args,
         )
         adapter: AcpAdapter = dataclasses.replace(acp, resolve_command=resolve)
         return adapter
@@ -282,7 +291,7 @@ def _build(
     )
     return NodeAgentAdapter(
         name=key,
-        build_args=calls.build_args,
+        build_args=build_args,
         initial_state=dict,
         stream=stream,
         get_result=_unused_result,

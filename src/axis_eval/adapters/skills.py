@@ -18,11 +18,17 @@ and the config folder keeps the workspace clean); Gemini CLI
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from axis_eval._util.git import GitError, checkout, is_checkout, remove_checkout
+from axis_eval._util.git import (
+    GitError,
+    checkout,
+    dropped_message,
+    is_checkout,
+    remove_checkout,
+)
 from axis_eval.config.git_sources import GITHUB_SHORTHAND, GITHUB_SKILL_URL, skill_cache_dir
 from axis_eval.errors import AxisError
 
@@ -94,7 +100,8 @@ def github_repo(source: str) -> tuple[str, str]:
     """
     text = source.strip()
     match = GITHUB_SKILL_URL.match(text) or GITHUB_SHORTHAND.match(text)
-    if match is None or _is_local(text):
+    names = (match["owner"], match["repo"]) if match else ()
+    if match is None or _is_local(text) or any(n.strip(".") == "" for n in names):
         raise SkillError(
             f"Invalid skill source: {text!r}. Expected a local path (./...), GitHub "
             "shorthand (owner/repo), or GitHub URL."
@@ -103,10 +110,17 @@ def github_repo(source: str) -> tuple[str, str]:
 
 
 def fetch_skills(
-    sources: Iterable[str], config_dir: str, *, refresh: bool = False, offline: bool = False
+    sources: Iterable[str],
+    config_dir: str,
+    *,
+    refresh: bool = False,
+    offline: bool = False,
+    say: Callable[[str], None] | None = None,
 ) -> None:
     """Clone the GitHub skills among ``sources`` into ``.axis/skills-cache`` (pre-flight):
-    a cached one is reused unless ``refresh``; ``offline`` never fetches.
+    a cached one is reused unless ``refresh``; ``offline`` never fetches. ``say`` gets
+    ``Cloning skill: <url>`` before a clone, and a warning naming each symlink deleted
+    from a clone because it led out of it.
 
     Raises:
         SkillError: an invalid source, or git failed (the message names the URL and why).
@@ -120,13 +134,17 @@ def fetch_skills(
         try:
             if refresh and not offline:
                 remove_checkout(dest)
-            checkout(url, dest, offline=offline, update=False)
+            if say is not None and not offline and not is_checkout(dest):
+                say(f"Cloning skill: {url}")
+            done = checkout(url, dest, offline=offline, update=False)
         except GitError as exc:
             raise SkillError(f"skill {source!r}: {exc.message}", hint=exc.hint) from exc
         except OSError as exc:
             raise SkillError(
                 f"skill {source!r}: cannot write its clone {dest}: {exc.strerror or exc}"
             ) from exc
+        if say is not None and done.dropped:
+            say(f"warning: {dropped_message(url, done.dropped)}")
 
 
 def _skill_folder(root: Path) -> Path | None:

@@ -177,6 +177,7 @@ def run_command(**params: Any) -> None:
             profile=options.profile,
             overrides=options.config_overrides(),
             **options.remote_options(scratch),
+            say=lambda line: click.echo(line, err=True),
         )
         selection = options.selection()
         previous = None

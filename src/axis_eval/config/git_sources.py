@@ -39,6 +39,8 @@ GITHUB_SKILL_URL = re.compile(
     r"^https?://github\.com/(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+?)(?:\.git)?/?$"
 )
 GITHUB_SHORTHAND = re.compile(r"^(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)$")
+_HOST = re.compile(r"^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\])$")
+"""A host name, IPv4 or bracketed IPv6 address: never ``..``, never an option (``-o…``)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,9 @@ def parse_git_url(text: str) -> GitSource | None:
         raise _bad("of <scheme>://<host>/<owner>/<repo>")
     if any(s in ("", ".", "..") for s in segments) or not host:
         raise _bad("without empty, '.' or '..' path segments")
+    user = match["host"].rpartition("@")[0]
+    if not _HOST.match(host) or ".." in host or (port and not port.isdigit()) or user[:1] == "-":
+        raise _bad("whose host is a host name or address (letters, digits, '.', '-')")
     ref = fragment.strip() if hashed else None
     if hashed and not ref:
         raise _bad("with a branch, tag or commit after '#'")
@@ -132,8 +137,10 @@ def parse_copy_match(text: str) -> GitSource | None:
 
 
 def _safe(name: str) -> str:
-    """A path segment for a cache folder: ``/``, ``:`` and ``%`` escaped."""
-    return name.replace("%", "%25").replace("/", "%2F").replace(":", "%3A") or "_"
+    """A path segment for a cache folder: ``/``, ``:`` and ``%`` escaped, and ``.`` or
+    ``..`` (never a folder above)."""
+    safe = name.replace("%", "%25").replace("/", "%2F").replace(":", "%3A") or "_"
+    return safe.replace(".", "%2E") if safe in (".", "..") else safe
 
 
 def _host_part(source: GitSource, *, reverse: bool) -> str:

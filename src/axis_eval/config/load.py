@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,7 @@ def load_config(
     overrides: dict[str, Any] | None = None,
     offline: bool = False,
     remotes_dir: str | Path | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> LoadedConfig:
     """Find, parse, merge the profile and ``overrides``, and validate a config.
 
@@ -155,6 +157,8 @@ def load_config(
             the cache is an error. Default: cloned there, or pulled.
         remotes_dir: clone remote scenario sources here instead of ``.axis/remotes`` (a
             dry run's temporary folder: it writes nothing beside the config).
+        say: gets ``Cloning remote scenarios: <url>`` (``Pulling …``) before git runs,
+            and warnings about the clones (symlinks deleted because they led out).
 
     Raises:
         ConfigError: the file is missing, unreadable, or invalid; a remote source cannot
@@ -174,7 +178,7 @@ def load_config(
     config = validate_config(merged, str(file))
     fetched: list[ResolvedRemote] = []
     if _raw_sources(merged, file):
-        fetch = RemoteFetch(offline, Path(remotes_dir) if remotes_dir else None)
+        fetch = RemoteFetch(offline, Path(remotes_dir) if remotes_dir else None, say)
         merged, fetched = expand_remotes(merged, config, file, fetch, CONFIG_NAMES)
         config = validate_config(merged, str(file))
     warnings = [f"{file.name}: {w}" for w in unknown_keys(config)]

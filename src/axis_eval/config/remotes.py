@@ -13,6 +13,7 @@ clone itself is the scenarios folder. ``settings.remotes.maxDepth`` bounds the n
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,10 @@ class RemoteFetch:
     scratch: Path | None = None
     """Clone here instead of the config's ``.axis/remotes`` (a dry run writes nothing
     beside the config); unused when ``offline``."""
+    say: Callable[[str], None] | None = None
+    """Gets ``Cloning remote scenarios: <url>`` / ``Pulling remote scenarios: <url>``
+    before git runs, and a warning naming each symlink deleted from a clone because it led
+    out of it."""
 
 
 def remote_source(entry: Any) -> GitSource | None:
@@ -169,14 +174,14 @@ def _visit(
         else:
             part.scenarios.append(entry)
     part.env = _union(_as_list(remote_raw.get("env", [])), *(n.env for n in nested))
-    skills = [_absolute_skill(clone, s) for s in remote_raw.get("skills") or []]
+    skills = [_absolute_skill(clone, s, found) for s in remote_raw.get("skills") or []]
     part.skills = _union(skills, *(n.skills for n in nested))
     part.artifacts = _union(list(remote_raw.get("artifacts") or []), *(n.artifacts for n in nested))
     part.mcp_servers = _keyed(
         dict(remote_raw.get("mcp_servers") or {}), [n.mcp_servers for n in nested]
     )
     adapters = {
-        k: _absolute_adapter(clone, v) for k, v in (remote_raw.get("adapters") or {}).items()
+        k: _absolute_adapter(clone, v, found) for k, v in (remote_raw.get("adapters") or {}).items()
     }
     part.adapters = _keyed(adapters, [n.adapters for n in nested])
     return part
@@ -196,6 +201,10 @@ def _checkout(source: GitSource, state: _State, listed_by: str | None) -> git.Ch
     offline = state.fetch.offline
     root = state.root if not offline else Path(state.file).parent / ".axis" / "remotes"
     dest = remote_cache_dir(root, source)
+    say = state.fetch.say
+    if say is not None and not offline:
+        verb = "Pulling" if git.is_checkout(dest) else "Cloning"
+        say(f"{verb} remote scenarios: {source.url}")
     try:
         done = git.checkout(source.url, dest, ref=source.ref, offline=offline)
     except git.GitError as exc:
@@ -205,6 +214,8 @@ def _checkout(source: GitSource, state: _State, listed_by: str | None) -> git.Ch
             f"remote scenario source {source.url}: cannot write its clone {dest}: "
             f"{exc.strerror or exc}"
         ) from exc
+    if say is not None and done.dropped:
+        say(f"warning: {git.dropped_message(source.url, done.dropped)}")
     state.checkouts[source.key] = done
     state.records.append(
         ResolvedRemote(
@@ -233,29 +244,42 @@ def _remote_config(found: Path) -> dict[str, Any]:
     return picked
 
 
-def _inside(clone: Path, entry: str, found: Path) -> str:
+def _inside(clone: Path, entry: str, found: Path, what: str = "scenarios entry") -> str:
+    """``entry`` (relative to ``clone``) as an absolute path that stays inside it.
+
+    Raises:
+        ConfigError: an absolute path, or one that leaves the clone (``..``, a symlink).
+    """
     path = (clone / entry).resolve()
-    if not path.is_relative_to(clone.resolve()):
+    top = clone.resolve()
+    if (
+        Path(entry).is_absolute()
+        or not path.is_relative_to(top)
+        or path.is_relative_to(top / ".git")
+    ):
         raise ConfigError(
-            f"scenarios entry {entry!r} leaves the remote repository ({clone})", file=str(found)
+            f"{what} {entry!r} leaves the remote repository ({clone}): a remote's paths "
+            "must stay inside its clone",
+            file=str(found),
         )
     return str(path)
 
 
-def _absolute_skill(clone: Path, source: Any) -> Any:
-    if isinstance(source, str) and source.strip().startswith(("./", "../")):
-        return str((clone / source.strip()).resolve())
+def _absolute_skill(clone: Path, source: Any, found: Path) -> Any:
+    if isinstance(source, str) and source.strip().startswith(("./", "../", "/")):
+        return _inside(clone, source.strip(), found, "skills entry")
     return source
 
 
-def _absolute_adapter(clone: Path, ref: Any) -> Any:
+def _absolute_adapter(clone: Path, ref: Any, found: Path) -> Any:
     if not isinstance(ref, str):
         return ref
     text = ref.strip()
     module, colon, attr = text.rpartition(":") if ":" in text else (text, "", "")
-    path_like = module.startswith(("./", "../")) or module.endswith(_PATH_SUFFIXES)
-    if path_like and not Path(module).is_absolute():
-        return str((clone / module).resolve()) + (f":{attr}" if colon else "")
+    path_like = module.startswith(("./", "../", "/")) or module.endswith(_PATH_SUFFIXES)
+    if path_like:
+        path = _inside(clone, module, found, "adapters entry")
+        return path + (f":{attr}" if colon else "")
     return ref
 
 

@@ -6,6 +6,12 @@ cannot be known, so the bundle is the whole config folder, less what is never a 
 (``.axis``: other runs' reports; version control and package caches), bounded in files and
 bytes. Its name is the sha256 of the archive, which is reproducible (sorted entries, no
 times, no owners), so a worker that already holds a run's bundle keeps it.
+
+Of ``.axis``, only the git caches the plan's jobs read go in (``caches``: the GitHub skills'
+``.axis/skills-cache/<owner>/<repo>`` and the ``copy`` repositories' ``.axis/repos/…``,
+fetched by ``axis run``'s pre-flight; :mod:`.caches`): each checkout's files, and of its
+``.git`` only ``HEAD`` (what marks the folder a checkout where the job looks for it). A worker
+never fetches them itself.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import os
 import shutil
 import tarfile
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,8 +55,8 @@ class Bundle:
     """Bytes of the files in it, uncompressed."""
 
 
-def _entries(root: Path) -> list[Path]:
-    """Every file, link and folder under ``root`` that goes in, sorted, parents first."""
+def _walk(root: Path) -> list[Path]:
+    """Every file, link and folder under ``root`` that goes in (not ``root``)."""
     out: list[Path] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in EXCLUDED)
@@ -57,14 +64,45 @@ def _entries(root: Path) -> list[Path]:
         out.extend(base / d for d in dirs if (base / d).is_symlink())
         out.extend(base / f for f in sorted(files))
         out.extend(base / d for d in dirs if not (base / d).is_symlink())
-    return sorted(out, key=lambda p: p.relative_to(root).parts)
+    return out
 
 
-def _too_big(root: Path, files: int, size: int) -> PreflightError:
+def _cache_entries(root: Path, caches: Iterable[str | Path]) -> set[Path]:
+    """What the git caches ``caches`` (folders under ``root/.axis``, absolute or relative to
+    ``root``) add: their parents, their files (less ``.git`` and the other excluded names),
+    and each one's ``.git/HEAD``. A cache that is not a checkout adds nothing (the job that
+    reads it says it was not fetched).
+
+    Raises:
+        PreflightError: a folder outside ``root/.axis`` (a ``.axis`` that links elsewhere).
+    """
+    axis = root / ".axis"
+    out: set[Path] = set()
+    for given in caches:
+        folder = (root / given).resolve()
+        if axis not in folder.parents:
+            raise PreflightError(
+                f"the git cache {folder} is not under {axis}: it cannot be sent to the Dask "
+                "workers",
+                hint="keep the config folder's .axis a plain folder",
+            )
+        head = folder / ".git" / "HEAD"
+        if not head.is_file() or head.is_symlink():
+            continue
+        rel = folder.relative_to(root)
+        out.update(root / parent for parent in list(rel.parents)[:-1])  # not "."
+        out.update({folder, folder / ".git", head, *_walk(folder)})
+    return out
+
+
+def _too_big(root: Path, files: int, size: int, caches: set[Path]) -> PreflightError:
     """The error for a folder past a bound, naming the bound crossed and the top-level
-    entries that hold the most of it (what to move out)."""
+    entries that hold the most of it (what to move out; the plan's git caches as one)."""
     by_files = files > MAX_FILES
     parts: list[tuple[int, int, str]] = []
+    cached = [p.lstat().st_size for p in caches if p.is_file() and not p.is_symlink()]
+    if cached:
+        parts.append((len(cached), sum(cached), ".axis (the plan's git caches)"))
     for child in root.iterdir():
         if child.name in EXCLUDED:
             continue
@@ -92,21 +130,25 @@ def _too_big(root: Path, files: int, size: int) -> PreflightError:
     )
 
 
-def build_bundle(config_dir: str | Path) -> Bundle:
-    """The bundle of ``config_dir``.
+def build_bundle(config_dir: str | Path, caches: Iterable[str | Path] = ()) -> Bundle:
+    """The bundle of ``config_dir``, with the git cache folders ``caches`` of its ``.axis``
+    (:func:`_cache_entries`).
 
     Raises:
-        PreflightError: the folder holds more than :data:`MAX_FILES` files or
-            :data:`MAX_BYTES` bytes.
+        PreflightError: the folder (with the caches) holds more than :data:`MAX_FILES`
+            files or :data:`MAX_BYTES` bytes.
+        ValueError: a cache folder outside ``config_dir/.axis``.
     """
     root = Path(config_dir).resolve()
+    extra = _cache_entries(root, caches)
+    entries = sorted({*_walk(root), *extra}, key=lambda p: p.relative_to(root).parts)
     buffer = io.BytesIO()
     files = size = 0
     with (
         gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=6) as packed,
         tarfile.open(fileobj=packed, mode="w", format=tarfile.PAX_FORMAT) as archive,
     ):
-        for path in _entries(root):
+        for path in entries:
             name = path.relative_to(root).as_posix()
             if path.is_symlink():
                 target = path.readlink()
@@ -126,7 +168,7 @@ def build_bundle(config_dir: str | Path) -> Bundle:
                 files += 1
                 size += info.size
                 if files > MAX_FILES or size > MAX_BYTES:
-                    raise _too_big(root, files, size)
+                    raise _too_big(root, files, size, extra)
                 with path.open("rb") as handle:
                     archive.addfile(info, handle)
             elif info.isdir() or info.issym():

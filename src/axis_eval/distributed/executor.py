@@ -24,12 +24,13 @@ from axis_eval._version import __version__
 from axis_eval.config.models import LoadedConfig
 from axis_eval.distributed import _dask, names
 from axis_eval.distributed.bundle import Bundle, build_bundle
+from axis_eval.distributed.caches import plan_caches
 from axis_eval.distributed.cluster import Cluster, connect
 from axis_eval.distributed.ticket import RunTicket
 from axis_eval.errors import PreflightError
 from axis_eval.execute.job import JobContext, cancelled_outcome, infrastructure_outcome
 from axis_eval.execute.models import JobOutcome
-from axis_eval.pipeline.checks import unique_agents
+from axis_eval.pipeline.checks import mcp_unset, unique_agents
 from axis_eval.planning.models import JobSpec, Plan
 
 __all__ = ["DaskExecutor"]
@@ -114,13 +115,18 @@ class DaskExecutor:
     ) -> list[str]:
         """Connect (or start the local cluster), send the bundle, and check every worker.
 
+        Called after ``axis run``'s own pre-flight fetched the plan's git sources: the
+        bundle carries the cache folders its jobs read (:func:`.caches.plan_caches`).
+
         Raises:
             PreflightError: no scheduler, no worker, no slot, or a worker that cannot run
                 the plan (each named with what it lacks).
         """
         self._cluster = await connect(self.scheduler, self.workers, self.concurrency)
         client = self._cluster.client
-        self._bundle = await asyncio.to_thread(build_bundle, self.loaded.config_dir)
+        config_dir = self.loaded.config_dir
+        caches = plan_caches(plan, config_dir)
+        self._bundle = await asyncio.to_thread(build_bundle, config_dir, caches)
         from axis_eval.distributed import attempts  # Dask is imported on first use
 
         # Three independent trips to the scheduler, made at once.
@@ -148,7 +154,8 @@ class DaskExecutor:
             raise PreflightError(
                 "the Dask cluster cannot run this plan:\n  " + "\n  ".join(problems),
                 hint="install the same axis-eval and the pinned agent CLIs on every worker "
-                "(`axis agents install …`), and export the variables its agents need there",
+                "(`axis agents install …`), and export the variables its agents and MCP "
+                "servers need there",
             )
         warnings.extend(f"worker {f['worker']}: {w}" for f in facts for w in f["warnings"])
         return warnings
@@ -182,11 +189,14 @@ class DaskExecutor:
         assert self._cluster is not None and self._ticket is not None
         agents = [a.model_dump(mode="json") for a in unique_agents(plan)]
         modes = sorted({job.sandbox.mode for job in plan.jobs})
+        # ${VAR} in MCP headers and env values that no job's own `env` sets: each worker's
+        # environment must (the values stay there).
+        mcp = [list(item) for item in mcp_unset(plan, {})]
         token = f"preflight-{uuid.uuid4().hex}"  # its own: runs may share a cluster
         ticket = self._ticket_for(token)
         futures = [
             self._cluster.client.submit(
-                preflight_task, ticket, self._bundle_future, agents, modes,
+                preflight_task, ticket, self._bundle_future, agents, modes, mcp,
                 workers=[address], allow_other_workers=False, pure=False,
                 key=f"axis-{token}-{address}",
             )

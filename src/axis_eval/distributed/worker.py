@@ -8,8 +8,13 @@ it; ``axis run`` ends it with :func:`forget_run` on every worker.
 
 A job runs with the worker's own environment (its API keys: secrets never travel from
 ``axis run``), plus the ticket's placeholder keys. What it sends back is its outcome, with
-the values of the worker's secret variables redacted, and its deterministic check verdicts;
-the judges run in ``axis run``.
+the values of the worker's secret variables redacted (and its MCP header and env values, as
+filled in from the worker's environment), and its deterministic check verdicts; the judges
+run in ``axis run``.
+
+The GitHub skills and ``copy`` repositories a job reads come in the bundle (``axis run``'s
+pre-flight fetched them; :mod:`.caches`), under ``.axis`` of the unpacked config folder,
+which the job's rerooted ``config_dir`` points to: a worker never fetches them.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from axis_eval.execute.process import Sentinel
 from axis_eval.execute.sandbox.base import JobSandbox
 from axis_eval.execute.sandbox.sandboxes import Sandboxes
 from axis_eval.execute.workspace import missing_env
-from axis_eval.pipeline.checks import load_agent_adapters
+from axis_eval.pipeline.checks import job_secrets, load_agent_adapters
 from axis_eval.planning.models import AgentSpec, JobSpec
 from axis_eval.progress import Phase
 from axis_eval.redact import Redactor
@@ -239,7 +244,9 @@ async def run_job_task(spec_json: str, ticket: RunTicket, bundle: bytes) -> str:
     except AxisError as exc:
         outcome = infrastructure_outcome(original, f"on worker {worker.address}: {exc}", started)
     else:
-        redactor = Redactor.from_env([*adapter.required_env, *spec.env_pass], run.env)
+        redactor = Redactor.from_env(
+            [*adapter.required_env, *spec.env_pass], run.env, job_secrets(spec, run.env)
+        )
         reporter = _Reporter(ticket.token)
         ctx = JobContext(
             run_token=ticket.token,
@@ -317,10 +324,18 @@ def _reach(url: str) -> str | None:
 
 
 async def preflight_task(
-    ticket: RunTicket, bundle: bytes, agents: list[dict[str, Any]], modes: list[str]
+    ticket: RunTicket,
+    bundle: bytes,
+    agents: list[dict[str, Any]],
+    modes: list[str],
+    mcp: list[list[str]] | None = None,
 ) -> dict[str, Any]:
     """What this worker lacks to run the plan: ``{"worker", "version", "problems",
-    "warnings"}`` (it also unpacks the bundle and opens the run here, for the jobs)."""
+    "warnings"}`` (it also unpacks the bundle and opens the run here, for the jobs).
+
+    ``mcp``: ``[server, "headers" or "env", key, variable]`` for each ``${VAR}`` of the
+    plan's MCP servers that no job's own ``env`` sets: this worker's environment must.
+    """
     worker = get_worker()
     facts: dict[str, Any] = {
         "worker": str(worker.address),
@@ -351,6 +366,13 @@ async def preflight_task(
             problems.append(
                 f"the {agent.name!r} agent needs environment variable(s) {', '.join(missing)}, "
                 "which are not set on this worker"
+            )
+    for server, field, key, variable in mcp or []:
+        if not run.env.get(variable):
+            entry = "header" if field == "headers" else "env"
+            problems.append(
+                f"MCP server {server!r} {entry} {key!r} uses ${{{variable}}}, which is not set "
+                "on this worker"
             )
     if {"auto", "bwrap"} & set(modes):
         from axis_eval.execute.sandbox.probe import bwrap_problem

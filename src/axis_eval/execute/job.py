@@ -7,6 +7,7 @@ report the moment it arrives, wherever the job ran.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +16,11 @@ from typing import Any, Protocol
 from axis_eval._types import ErrorKind
 from axis_eval._util.clock import now_iso
 from axis_eval.adapters.base import AdapterInput, AgentAdapter
+from axis_eval.adapters.hooks import run_hook
 from axis_eval.adapters.mcp_files import interpolate_servers
 from axis_eval.execute.artifacts import collect_artifacts
 from axis_eval.execute.lifecycle import run_phase
-from axis_eval.execute.models import JobOutcome
+from axis_eval.execute.models import JobOutcome, MachineLoad
 from axis_eval.execute.process import ManagedProcess, ProcessSpec, Spawner, spawn
 from axis_eval.execute.sandbox.base import JobSandbox, SandboxUnavailable
 from axis_eval.execute.sandbox.sandboxes import Sandboxes
@@ -124,21 +126,37 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
     adapter = ctx.adapters[spec.agent.adapter]
     dirs = create_job_dirs(ctx.tmp_base)
     started = now_iso()
+    load, cpus = machine_state()
     assert ctx.sandboxes is not None  # __post_init__
     try:
         try:
             box = await ctx.sandboxes.open(spec.sandbox, dirs, marker, spec.config_dir)
         except SandboxUnavailable as exc:
-            return infrastructure_outcome(spec, str(exc), started)
-        try:
-            outcome = await _run(spec, ctx, adapter, dirs, box, marker, started)
-            outcome.sandbox = box.kind
-            return outcome
-        finally:
-            await box.close()
+            outcome = infrastructure_outcome(spec, str(exc), started)
+        else:
+            try:
+                outcome = await _run(spec, ctx, adapter, dirs, box, marker, started)
+                outcome.sandbox = box.kind
+            finally:
+                await box.close()
+        end_load, end_cpus = machine_state()
+        outcome.machine = MachineLoad(
+            load_start=load, load_end=end_load, cpus_start=cpus, cpus_end=end_cpus
+        )
+        return outcome
     finally:
         if not dirs.remove_if_empty():  # the common case needs no thread hand-off
             await asyncio.to_thread(dirs.remove)
+
+
+def machine_state() -> tuple[float | None, int | None]:
+    """The 1-minute load average and CPU count of the machine this runs on (a Dask
+    worker's, for a job it runs); None for what the platform cannot tell."""
+    try:
+        load: float | None = round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):  # not on this platform
+        load = None
+    return load, os.cpu_count()
 
 
 def infrastructure_outcome(spec: JobSpec, reason: str, started: str) -> JobOutcome:
@@ -164,7 +182,9 @@ async def _run(
     started: str,
 ) -> JobOutcome:
     isolation = (
-        adapter.isolation_env(dirs.work_dir, dirs.home_dir) if (adapter.isolation_env) else {}
+        await run_hook(adapter.isolation_env, dirs.work_dir, dirs.home_dir)
+        if adapter.isolation_env
+        else {}
     )
     env = build_env(
         spec,

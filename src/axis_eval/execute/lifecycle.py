@@ -6,11 +6,17 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from axis_eval._util.git import Checkout, checkout, is_checkout, remove_checkout
+from axis_eval._util.git import (
+    Checkout,
+    checkout,
+    dropped_message,
+    is_checkout,
+    remove_checkout,
+)
 from axis_eval.config.actions import (
     DEFAULT_ACTION_TIMEOUT_MINUTES,
     CopyAction,
@@ -163,16 +169,26 @@ def copy_plan(action: CopyAction, root: Path, workspace: Path) -> list[tuple[Pat
     (:func:`fetch_copy_repos`); its ``.git`` is never copied.
     """
     destination = (workspace / action.destination).resolve()
+    if not destination.is_relative_to(workspace.resolve()):  # `..`, `/…` or a symlink
+        return (
+            f"Lifecycle action failed: copy destination {action.destination!r} leaves the workspace"
+        )
     source = parse_copy_match(action.match)
     if source is not None:
         repo = copy_cache_dir(root, source)
         if not is_checkout(repo):
             return f"Lifecycle action failed: copy source not fetched: {source.url} ({repo})"
+        top = repo.resolve()
         pairs = _matches(source.sub, repo, destination)
         if isinstance(pairs, str):
             return pairs
-        top = repo.resolve()
-        return [(s, d) for s, d in pairs if ".git" not in s.relative_to(top).parts]
+        inside = [(s, d) for s, d in pairs if s.is_relative_to(top)]
+        if len(inside) < len(pairs):  # a symlink leading out: never followed
+            return (
+                f"Lifecycle action failed: copy source {action.match} leads out of the "
+                f"repository ({top}) through a symlink"
+            )
+        return [(s, d) for s, d in inside if ".git" not in s.relative_to(top).parts]
     return _matches(action.match, root, destination)
 
 
@@ -207,10 +223,17 @@ def git_copy_sources(actions: Iterable[RunScriptAction | CopyAction]) -> list[Gi
 
 
 def fetch_copy_repos(
-    sources: Iterable[GitSource], config_dir: Path, *, refresh: bool = False, offline: bool = False
+    sources: Iterable[GitSource],
+    config_dir: Path,
+    *,
+    refresh: bool = False,
+    offline: bool = False,
+    say: Callable[[str], None] | None = None,
 ) -> list[Checkout]:
     """Clone each repository into ``.axis/repos/<host>/<owner>/<repo>/<ref>`` (pre-flight):
-    a cached one is reused unless ``refresh``; ``offline`` never fetches.
+    a cached one is reused unless ``refresh``; ``offline`` never fetches. ``say`` gets
+    ``Cloning repository: <url>`` before a clone, and a warning naming each symlink
+    deleted from a clone because it led out of it.
 
     Raises:
         GitError: git failed (the message names the URL and why), or offline without a cache.
@@ -220,7 +243,12 @@ def fetch_copy_repos(
         dest = copy_cache_dir(config_dir, source)
         if refresh and not offline:
             remove_checkout(dest)
-        done.append(checkout(source.url, dest, ref=source.ref, offline=offline, update=False))
+        if say is not None and not offline and not is_checkout(dest):
+            say(f"Cloning repository: {source.url}")
+        got = checkout(source.url, dest, ref=source.ref, offline=offline, update=False)
+        if say is not None and got.dropped:
+            say(f"warning: {dropped_message(source.url, got.dropped)}")
+        done.append(got)
     return done
 
 

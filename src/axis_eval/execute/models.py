@@ -17,6 +17,23 @@ class CollectedArtifact(WorkspaceFile):
     note: str | None = None
 
 
+class MachineLoad(OutputModel):
+    """Where the job ran: the 1-minute load average and CPU count at its start and end
+    (None: the platform could not tell)."""
+
+    load_start: float | None = None
+    load_end: float | None = None
+    cpus_start: int | None = None
+    cpus_end: int | None = None
+
+    @property
+    def overloaded(self) -> bool:
+        """The load exceeded the CPU count at the start or the end."""
+        loads = [v for v in (self.load_start, self.load_end) if v is not None]
+        cpus = [v for v in (self.cpus_start, self.cpus_end) if v is not None]
+        return bool(loads and cpus) and max(loads) > min(cpus)
+
+
 class AgentRun(OutputModel):
     """What one run of an agent left: the record the supervisor fills.
 
@@ -64,6 +81,8 @@ class JobOutcome(AgentRun):
     """What confined the job (None: it never started one)."""
     worker: str | None = None
     """Where the job ran, when not in this process (a Dask worker's address)."""
+    machine: MachineLoad | None = None
+    """The load and CPU count where the job ran (None: it never started)."""
     attempts: int = 1
     """How many times the job was started: more than one when a worker was lost under it."""
     checks: dict[int, CheckVerdict] | None = None

@@ -12,7 +12,8 @@ import os
 from typing import Any
 
 from axis_eval._types import ErrorKind
-from axis_eval.adapters.base import AdapterConfigError, AdapterInput, AgentAdapter, command_line
+from axis_eval.adapters.base import AdapterConfigError, AdapterInput, AgentAdapter
+from axis_eval.adapters.hooks import command_line_off_loop, run_hook
 from axis_eval.adapters.readers import open_reader
 from axis_eval.adapters.supervision import OutputReader, RawOutput, RunNotes, describe
 from axis_eval.adapters.transcript_builder import TranscriptBuilder
@@ -91,7 +92,7 @@ async def start_agent(
     """
     name = adapter.name
     try:
-        argv = command_line(adapter, inp)
+        argv = await command_line_off_loop(adapter, inp)
         reader = open_reader(adapter, inp, builder, notes)
     except AdapterConfigError as exc:
         raise Refused("spawn", exc.message) from exc
@@ -106,7 +107,7 @@ async def start_agent(
         raise Refused("cancelled", cancel_reason)
     if adapter.prepare is not None:
         try:
-            adapter.prepare(inp)
+            await run_hook(adapter.prepare, inp)
         except Exception as exc:
             raise Refused("setup", f"{name}: prepare raised {describe(exc)}") from exc
     env = dict(inp.env)  # after prepare, which may add to it

@@ -6,7 +6,7 @@ CLI, variable or skill folder.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from axis_eval.config.models import LoadedConfig
 from axis_eval.errors import PreflightError
 from axis_eval.execute.lifecycle import fetch_copy_repos, git_copy_sources
 from axis_eval.execute.workspace import PASSTHROUGH, missing_env
-from axis_eval.planning.models import AgentSpec, Plan
+from axis_eval.planning.models import AgentSpec, JobSpec, Plan
 from axis_eval.redact import Redactor, looks_secret, mcp_secret_values
 
 
@@ -74,11 +74,13 @@ def preflight(
     *,
     agent_env: bool = True,
     git: GitFetch | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> dict[str, AgentAdapter[Any]]:
     """Check, before any job starts, every adapter's environment and the skill sources
     (``agent_env``: the agents' variables must be set here; not when the jobs run on
     workers, whose own environments their pre-flight checks), and fetch what the jobs need
-    from git: GitHub skills and the repositories ``copy`` actions name (``git``: how).
+    from git: GitHub skills and the repositories ``copy`` actions name (``git``: how;
+    ``say``: where ``Cloning …`` lines and warnings about the clones go).
 
     Raises:
         PreflightError: an adapter cannot load, a variable it needs is not set, a skill
@@ -98,7 +100,7 @@ def preflight(
             hint=f"export {unset_mcp[0][3]}=… before `axis run` "
             "(in MCP header and env values, $${NAME} is a literal ${NAME})",
         )
-    fetch_git_sources(the_plan, loaded, git or GitFetch())
+    fetch_git_sources(the_plan, loaded, git or GitFetch(), say)
     problems = check_sources([s for j in the_plan.jobs for s in j.skills], loaded.config_dir)
     if problems:
         raise PreflightError(
@@ -131,7 +133,12 @@ class GitFetch:
     """Clone ``copy`` repositories afresh (``--refresh-repos``)."""
 
 
-def fetch_git_sources(the_plan: Plan, loaded: LoadedConfig, how: GitFetch) -> None:
+def fetch_git_sources(
+    the_plan: Plan,
+    loaded: LoadedConfig,
+    how: GitFetch,
+    say: Callable[[str], None] | None = None,
+) -> None:
     """Clone (or reuse) the GitHub skills and ``copy`` repositories the plan's jobs and the
     run's hooks use, before any job starts.
 
@@ -144,6 +151,7 @@ def fetch_git_sources(the_plan: Plan, loaded: LoadedConfig, how: GitFetch) -> No
             loaded.config_dir,
             refresh=how.refresh_skills,
             offline=how.offline,
+            say=say,
         )
     except SkillError as exc:
         raise PreflightError(f"skills: {exc.message}", hint=exc.hint) from exc
@@ -152,7 +160,11 @@ def fetch_git_sources(the_plan: Plan, loaded: LoadedConfig, how: GitFetch) -> No
     sources = git_copy_sources([*config.before_all, *actions, *config.after_all])
     try:
         fetch_copy_repos(
-            sources, Path(loaded.config_dir), refresh=how.refresh_repos, offline=how.offline
+            sources,
+            Path(loaded.config_dir),
+            refresh=how.refresh_repos,
+            offline=how.offline,
+            say=say,
         )
     except GitError as exc:
         raise PreflightError(f"copy: {exc.message}", hint=exc.hint) from exc
@@ -225,16 +237,23 @@ def run_redactor(
     secrets: list[str] = []
     for job in the_plan.jobs:
         names.extend(job.env_pass)
-        servers = {k: v.model_dump() for k, v in job.mcp_servers.items()}
-        secrets.extend(mcp_secret_values(servers))
-        secrets.extend(interpolated_values(job.mcp_servers, {**env, **job.env_set}))
-        secrets.extend(v for k, v in job.env_set.items() if looks_secret(k))
+        secrets.extend(job_secrets(job, env))
     for adapter in adapters.values():
         names.extend(adapter.required_env)
     names = [n for n in dict.fromkeys(names) if n not in PASSTHROUGH]
+    return Redactor.from_env(names, env, secrets)
+
+
+def job_secrets(job: JobSpec, env: Mapping[str, str]) -> list[str]:
+    """A job's secret values besides its variables': its MCP header and env values, as
+    written and as filled in from ``env``, and its secret-looking scenario values (a Dask
+    worker redacts its jobs' outcomes with these, from its own environment)."""
+    servers = {k: v.model_dump() for k, v in job.mcp_servers.items()}
+    secrets = mcp_secret_values(servers)
+    secrets.extend(interpolated_values(job.mcp_servers, {**env, **job.env_set}))
+    secrets.extend(v for k, v in job.env_set.items() if looks_secret(k))
     # "Bearer <token>" headers: the token alone must not leak either.
-    tails = [s.split()[-1] for s in secrets if len(s.split()) > 1]
-    return Redactor.from_env(names, env, [*secrets, *tails])
+    return [*secrets, *(s.split()[-1] for s in secrets if len(s.split()) > 1)]
 
 
 def predict_preflight(

@@ -149,7 +149,8 @@ def _check(
         required = [n for a in adapters.values() for n in a.required_env]
         environ.update(scripted.environment(required, environ))
     git = GitFetch(options.offline, options.refresh_skills, options.refresh_repos)
-    preflight(the_plan, loaded, environ, adapters, agent_env=here, git=git)
+    say = options.display.message if options.display else None
+    preflight(the_plan, loaded, environ, adapters, agent_env=here, git=git, say=say)
     if not options.score or options.scorer is not None:
         return adapters, {}
     # The judging stack is imported only when a run scores.

@@ -17,6 +17,7 @@ from axis_eval.config.sandbox import NetworkMode, SandboxMode, SandboxPolicy
 from axis_eval.config.scenario import Scenario
 from axis_eval.errors import UsageError
 from axis_eval.planning.models import AgentSpec, JobSpec, Pair, Plan
+from axis_eval.planning.remote_paths import check_remote_paths
 from axis_eval.planning.select import (
     agent_matches,
     display_names,
@@ -98,6 +99,7 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
         where = f"judging.agents[{index}].agent"
         resolve(judge.agent, config, custom, where=where, file=loaded.path)
     found = discover(config, loaded.config_dir)
+    check_remote_paths(found.scenarios, loaded.remotes)
     s_patterns = split_list(sel.scenarios)
     a_patterns = split_list(sel.agents)
     warnings = list(loaded.warnings) + found.warnings

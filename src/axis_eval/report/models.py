@@ -19,6 +19,7 @@ from axis_eval._types import (
 )
 from axis_eval._util.defaults import empty_list
 from axis_eval.config.sandbox import SandboxKind
+from axis_eval.execute.models import MachineLoad
 from axis_eval.scoring.models import ScoreResult
 
 SCHEMA_VERSION = 1
@@ -60,6 +61,10 @@ class RunEntry(OutputModel):
     """What confined the run: ``none``, ``bwrap`` or ``docker`` (absent: it never started)."""
     worker: str | None = None
     """The Dask worker that ran it (absent: ``axis run``'s own process)."""
+    executor: Literal["local", "dask"] | None = None
+    """What placed it: ``local`` (this process) or ``dask`` (absent: older reports)."""
+    machine: MachineLoad | None = None
+    """Load average and CPUs where it ran, at start and end (docs/statistics.md)."""
     attempts: int = 1
     """How many times it was started (more than one: its worker was lost and it re-ran)."""
     result: str | None = None
@@ -116,6 +121,39 @@ class Spread(OutputModel):
     """Scored runs (completed, not withheld): the sample the statistics describe."""
     axis_score: SpreadStats
     representative_run_index: int | None = None
+
+
+class ScoreInterval(OutputModel):
+    """One score of a pair over its 3+ scored runs (docs/statistics.md): the 95 % Student
+    t interval for the mean (n − 1 df, clipped to 0–100) and the exact order-statistic
+    interval ``[x(k), x(n−k+1)]`` for the median with its coverage (below 0.95 under 6 runs,
+    when it is the range: 1 − 2^(1−n))."""
+
+    n: int
+    mean: float
+    low: float
+    high: float
+    df: int
+    median: float
+    median_low: float
+    median_high: float
+    median_coverage: float
+
+
+class AgentInterval(OutputModel):
+    """An agent's suite mean composite clustered by scenario: the mean of its scenarios'
+    mean composites, with a 95 % t interval over them (clusters − 1 df)."""
+
+    agent_name: str
+    clusters: int
+    """Scenarios (base keys: a scenario's variants are one) with a scored run."""
+    runs: int
+    mean: float | None = None
+    low: float | None = None
+    high: float | None = None
+    df: int | None = None
+    note: str | None = None
+    """Why there is no interval (fewer than 2 clusters)."""
 
 
 class PassRates(OutputModel):
@@ -179,6 +217,10 @@ class PairEntry(OutputModel):
     """Statistics over the scored runs; None until a run is scored."""
     pass_rates: PassRates | None = None
     """pass@k / pass^k over the runs; None without scores (``--no-score``)."""
+    intervals: dict[str, ScoreInterval] | None = None
+    """By score (``axisScore``, ``goalAchievement`` …); None below 3 scored runs."""
+    load_warning: str | None = None
+    """Runs whose speed signals were scored while the load exceeded the CPU count."""
 
 
 class Spend(OutputModel):
@@ -223,6 +265,8 @@ class Summary(OutputModel):
     average_axis_score: float | None = None
     spend: Spend = Field(default_factory=Spend)
     """Real spend, and simulated usage apart from it."""
+    agent_intervals: list[AgentInterval] | None = None
+    """Per agent: its mean composite over the scenarios, clustered by scenario."""
 
 
 class LoadFailureEntry(OutputModel):
@@ -322,7 +366,34 @@ class RunResult(OutputModel):
     """Other files of this run (transcript, raw output, stderr), relative to the report."""
 
 
-DiffVerdict = Literal["improved", "regressed", "unchanged", "mixed", "unscored", "new", "vanished"]
+DiffVerdict = Literal[
+    "improved", "regressed", "unchanged", "mixed", "unmeasured", "unscored", "new", "vanished"
+]
+
+
+class DeltaInterval(OutputModel):
+    """B − A of the mean scores with a 95 % Welch t interval (2+ scored runs a side)."""
+
+    mean_delta: float
+    low: float
+    high: float
+    df: float | None = None
+    """Welch–Satterthwaite df (None: neither side varied; the interval is the point)."""
+
+
+class PairedTest(OutputModel):
+    """Paired t test of the composite's mean deltas over the pairs both reports scored."""
+
+    n: int
+    mean_delta: float | None = None
+    stdev: float | None = None
+    t: float | None = None
+    df: int | None = None
+    p_value: float | None = None
+    """Two-sided; None below 2 pairs."""
+    low: float | None = None
+    high: float | None = None
+    note: str | None = None
 
 
 class ScoreDelta(OutputModel):
@@ -342,6 +413,8 @@ class ScoreDelta(OutputModel):
     """The tolerance: max(1, 2σ) of report A's runs for this score."""
     changed: bool = False
     """``|delta| > noise``: a change beyond the measured noise."""
+    interval: DeltaInterval | None = None
+    """The difference of means with its interval (None: a side has under 2 scored runs)."""
 
 
 class PairDiff(OutputModel):
@@ -353,7 +426,8 @@ class PairDiff(OutputModel):
     runs_a: int = 0
     runs_b: int = 0
     noise_measured: bool = False
-    """False when report A scored fewer than two runs: the floor of 1 applies."""
+    """False when report A scored fewer than two runs: the floor of 1 applies, and a
+    change beyond it reads ``unmeasured``, not improved or regressed."""
     deltas: list[ScoreDelta] = Field(default_factory=empty_list)
     reliability_a: Reliability | None = None
     reliability_b: Reliability | None = None
@@ -366,3 +440,5 @@ class ReportDiff(OutputModel):
     report_b: str
     pairs: list[PairDiff] = Field(default_factory=empty_list)
     """Pairs in both reports, then new ones (only in B), then vanished ones (only in A)."""
+    paired: PairedTest | None = None
+    """The paired t test of composite deltas across the pairs both reports hold."""

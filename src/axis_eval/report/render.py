@@ -7,6 +7,13 @@ from typing import Any
 from axis_eval.config.sandbox import SandboxPolicy
 from axis_eval.planning.models import Plan
 from axis_eval.report.models import PairDiff, PairEntry, ReportDiff, ReportManifest
+from axis_eval.report.render_stats import (
+    delta_cell,
+    interval_lines,
+    load_lines,
+    paired_line,
+    suite_lines,
+)
 from axis_eval.report.verdicts import CiVerdicts, PairVerdict
 from axis_eval.runs.aggregate import (
     describe_reliability,
@@ -175,6 +182,7 @@ def render_report_detail(m: ReportManifest) -> str:
     ]
     if s.average_axis_score is not None:
         lines.append(f"  AXIS Result: {s.average_axis_score:g} / 100 (average)")
+    lines += suite_lines(s)
     cost = spend_line(m)
     if cost is not None:
         lines.append(cost)
@@ -197,7 +205,7 @@ def render_report_detail(m: ReportManifest) -> str:
     lines += table[:2]
     for entry, row_line in zip(m.results, table[2:], strict=True):
         lines.append(row_line)
-        lines.extend(repeat_lines(entry))
+        lines.extend(repeat_lines(entry) + interval_lines(entry) + load_lines(entry))
         if entry.error:
             lines.append(f"    ↳ {entry.error.splitlines()[0][:120]}")
         elif entry.score is not None and entry.score.withheld:
@@ -276,13 +284,14 @@ def _delta(value: int | None, changed: bool) -> str:
 
 def _diff_row(p: PairDiff) -> list[str]:
     if p.verdict in ("new", "vanished"):
-        return [p.scenario_key, p.agent_name, "-", "-", "-", "-", "-", "-", "-", "-", p.verdict]
+        return [p.scenario_key, p.agent_name, *["-"] * 8, p.verdict, "-"]
     head = p.deltas[0]
     cells = [_delta(d.delta, d.changed) for d in p.deltas]
     noise = f"±{head.noise:g}" + ("" if p.noise_measured else " (unmeasured)")
     a = "-" if head.a is None else str(head.a)
     b = "-" if head.b is None else str(head.b)
-    return [p.scenario_key, p.agent_name, a, b, *cells, noise, p.verdict]
+    verdict = "noise unmeasured" if p.verdict == "unmeasured" else p.verdict
+    return [p.scenario_key, p.agent_name, a, b, *cells, noise, verdict, delta_cell(head.interval)]
 
 
 def render_report_diff(diff: ReportDiff) -> str:
@@ -290,13 +299,18 @@ def render_report_diff(diff: ReportDiff) -> str:
     lines = [f"AXIS Report diff: {diff.report_a} → {diff.report_b}", ""]
     rows = [_diff_row(p) for p in diff.pairs]
     headers = ["Scenario", "Agent", "A", "B", "ΔAXIS", "ΔGoal", "ΔEnv", "ΔSvc", "ΔAgent"]
-    lines += _table([*headers, "noise", "verdict"], rows)
+    lines += _table([*headers, "noise", "verdict", "Δmean AXIS [95% CI]"], rows)
     lines += [
         "",
         "* beyond the noise band max(1, 2σ of report A's runs; the column shows the "
         "composite's, each dimension uses its own σ).",
-        "  A pair with one scored run in A has no measured σ (noise unmeasured): floor of 1.",
+        "  A pair with one scored run in A has no measured σ: a change beyond the floor of 1",
+        "  reads 'noise unmeasured', not improved or regressed.",
+        "  Δmean: B − A of the mean composites, Welch t interval (2+ scored runs a side).",
     ]
+    paired = paired_line(diff.paired)
+    if paired:
+        lines.append(paired)
     for verdict in ("new", "vanished"):
         names = [f"{p.scenario_key} × {p.agent_name}" for p in diff.pairs if p.verdict == verdict]
         if names:
@@ -354,6 +368,7 @@ def render_run_summary(result: CiVerdicts) -> str:
         lines.append(f"  State:      {m.state}" + (f" ({m.error})" if m.error else ""))
     if s.average_axis_score is not None:
         lines.append(f"  AXIS Result: {s.average_axis_score:g} / 100 (average)")
+    lines += suite_lines(s)
     cost = spend_line(m)
     if cost is not None:
         lines.append(cost)
@@ -389,6 +404,7 @@ def render_run_summary(result: CiVerdicts) -> str:
         score = v.pair.score
         if score is not None and score.withheld and not v.pair.failed:
             lines.append(f"    ↳ score withheld: {(score.withheld_reason or '')[:120]}")
+        lines += interval_lines(v.pair) + load_lines(v.pair)
     if m.load_failures:
         lines += ["", f"Failed to load ({len(m.load_failures)}):"]
         lines += [f"  {f.path}: {f.error}" for f in m.load_failures]

@@ -29,6 +29,15 @@ from axis_eval.report.models import (
     SpreadStats,
     Summary,
 )
+from axis_eval.runs.intervals import (
+    agent_intervals,
+    pair_intervals,
+    paired_deltas,
+    paired_test,
+    scored_values,
+    welch_interval,
+)
+from axis_eval.runs.load import load_warning
 from axis_eval.runs.spend import spend_of
 
 DEFAULT_PASS_SCORE = 75
@@ -215,6 +224,8 @@ def refresh_pair(entry: PairEntry, gate: PassGate | None = None) -> None:
     entry.reliability = reliability(entry.runs)
     entry.spread = spread(entry.runs)
     entry.pass_rates = pass_rates(entry.runs, gate)
+    entry.intervals = pair_intervals(entry.runs)
+    entry.load_warning = load_warning(entry.runs)
     gate_failed = entry.pass_rates is not None and entry.pass_rates.gate_failed
     if gate_failed and entry.status == "completed":
         entry.status = "failed"
@@ -266,6 +277,7 @@ def summarize(pairs: Sequence[PairEntry], skipped: int, load_failures: int) -> S
         load_failures=load_failures,
         average_axis_score=round(statistics.fmean(heads)) if heads else None,
         spend=spend_of(runs),
+        agent_intervals=agent_intervals(pairs),
     )
 
 
@@ -310,13 +322,19 @@ def diff_pair(a: PairEntry, b: PairEntry) -> PairDiff:
                 delta=delta,
                 noise=round(band, 2),
                 changed=delta is not None and abs(delta) > band,
+                interval=welch_interval(scored_values(a.runs, name), scored_values(b.runs, name)),
             )
         )
     head = deltas[0]
+    measured = _dimension_stdev(a, "axis_score") is not None
     if head.delta is None:
         verdict = "unscored"
+    elif not any(d.changed for d in deltas):
+        verdict = "unchanged"
+    elif not measured:
+        verdict = "unmeasured"  # beyond the floor of 1, but nobody measured the noise
     elif not head.changed:
-        verdict = "mixed" if any(d.changed for d in deltas[1:]) else "unchanged"
+        verdict = "mixed"
     else:
         verdict = "improved" if head.delta > 0 else "regressed"
     return PairDiff(
@@ -325,7 +343,7 @@ def diff_pair(a: PairEntry, b: PairEntry) -> PairDiff:
         verdict=verdict,
         runs_a=a.run_count,
         runs_b=b.run_count,
-        noise_measured=_dimension_stdev(a, "axis_score") is not None,
+        noise_measured=measured,
         deltas=deltas,
         reliability_a=a.reliability,
         reliability_b=b.reliability,
@@ -339,7 +357,12 @@ def diff_reports(a: ReportManifest, b: ReportManifest) -> ReportDiff:
     pairs = [diff_pair(p, right[k]) for k, p in left.items() if k in right]
     pairs += [_one_sided(p, "new") for k, p in right.items() if k not in left]
     pairs += [_one_sided(p, "vanished") for k, p in left.items() if k not in right]
-    return ReportDiff(report_a=a.report_id, report_b=b.report_id, pairs=pairs)
+    return ReportDiff(
+        report_a=a.report_id,
+        report_b=b.report_id,
+        pairs=pairs,
+        paired=paired_test(paired_deltas(a, b)),
+    )
 
 
 def _one_sided(pair: PairEntry, verdict: Literal["new", "vanished"]) -> PairDiff:

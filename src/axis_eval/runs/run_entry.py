@@ -31,6 +31,7 @@ SAME_IN_BOTH = (
     "warnings",
     "sandbox",
     "worker",
+    "machine",
     "attempts",
 )
 """The fields a run entry takes from the outcome as they are: same name, same meaning."""
@@ -62,6 +63,8 @@ def from_outcome(
         cost_estimated=bool(transcript and transcript.cost_estimated and not simulated),
         cost_simulated=simulated,
         agent_version=transcript.agent_version if transcript else None,
+        # A job that started was placed by an executor: a Dask worker's, or this process.
+        executor=None if outcome.started_at is None else "dask" if outcome.worker else "local",
     )
 
 

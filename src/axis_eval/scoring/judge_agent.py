@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from axis_eval.adapters.base import AdapterInput, AgentAdapter
+from axis_eval.adapters.hooks import run_hook
 from axis_eval.adapters.loader import AdapterLoadError, load_adapter
 from axis_eval.adapters.registry import resolve, resolve_custom
 from axis_eval.config.models import LoadedConfig
@@ -32,11 +33,20 @@ _counter = itertools.count(1)
 
 
 def judge_env(
-    adapter: AgentAdapter[Any], home: Path, tmp: Path, workspace: Path, parent: Mapping[str, str]
+    adapter: AgentAdapter[Any],
+    home: Path,
+    tmp: Path,
+    workspace: Path,
+    parent: Mapping[str, str],
+    isolation: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The judge agent's environment: essentials, its adapter's variables, its own HOME."""
+    """The judge agent's environment: essentials, its adapter's variables, its own HOME.
+
+    ``isolation``: what the adapter's ``isolation_env`` gave (else it is called here)."""
     env: dict[str, str] = {}
-    if adapter.isolation_env:
+    if isolation is not None:
+        env.update(isolation)
+    elif adapter.isolation_env:
         env.update(adapter.isolation_env(str(workspace), str(home)))
     for name, sub in AGENT_CONFIG_DIRS.items():
         env[name] = str(home / sub)
@@ -131,7 +141,13 @@ class AgentJudge:
                     "Read the file judge-input.md in your working directory: it holds your "
                     "whole task. Follow it and answer exactly as it asks."
                 )
-            env = judge_env(self._adapter, dirs.home, dirs.tmp, dirs.workspace, self._parent_env)
+            isolate = self._adapter.isolation_env  # (a JavaScript adapter's: off the loop)
+            isolation = (
+                await run_hook(isolate, str(dirs.workspace), str(dirs.home)) if isolate else {}
+            )
+            env = judge_env(
+                self._adapter, dirs.home, dirs.tmp, dirs.workspace, self._parent_env, isolation
+            )
             inp = AdapterInput(
                 prompt=prompt,
                 agent=spec,

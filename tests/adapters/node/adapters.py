@@ -298,3 +298,66 @@ export default createAgentAdapter({
   getResult: () => (fault === "getResult" ? 7 : { result: "fine" }),
 });
 """
+
+SLOW_ONCE_JS = """\
+import { createAgentAdapter } from "@netlify/axis";
+
+export default createAgentAdapter({
+  name: "slow-once",
+  resolveCommand: () => ({ command: {{python}}, prefixArgs: [{{agent}}, "lines"] }),
+  buildArgs: (input) => [input.prompt],
+  initialState: () => ({ slept: false, answer: null }),
+  streamConfig: {
+    mode: "lines",
+    onLine(line, ctx) {
+      if (!ctx.state.slept) {
+        ctx.state.slept = true;
+        const until = Date.now() + 3000;
+        while (Date.now() < until) {} // busy: the host answers nothing meanwhile
+      }
+      if (line.startsWith("{") && JSON.parse(line).kind === "done") {
+        ctx.state.answer = JSON.parse(line).answer;
+      }
+    },
+  },
+  getResult: (ctx) => ({ result: ctx.state.answer }),
+});
+"""
+
+_PACE = (
+    "import runpy, sys, time; time.sleep(1); sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0])"
+)
+PACED_JS = LINES_JS.replace(
+    'prefixArgs: [{{agent}}, "lines"]',
+    f'prefixArgs: ["-c", {json.dumps(_PACE)}, {{{{agent}}}}, "lines"]',
+)
+"""``LINES_JS`` with an agent that waits a second before it starts printing."""
+assert PACED_JS != LINES_JS
+
+SLOW_HOOKS_JS = """\
+import { createAgentAdapter } from "@netlify/axis";
+
+const busy = (ms) => {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {} // the host answers nothing meanwhile
+};
+const SLOW = Number(process.env.SLOW_MS);
+
+export default createAgentAdapter({
+  name: "slow-hooks",
+  isolationEnv: () => (busy(SLOW), { SLOW_HOOKS: "1" }),
+  resolveCommand: () => (busy(SLOW), { command: {{python}}, prefixArgs: [{{agent}}] }),
+  buildArgs: (input) => (busy(SLOW), ["lines", input.prompt]),
+  prepare: async () => busy(SLOW),
+  initialState: () => (busy(SLOW), { lines: 0 }),
+  streamConfig: {
+    mode: "lines",
+    onLine(line, ctx) {
+      busy(SLOW);
+      ctx.state.lines += 1;
+    },
+    onEnd: () => busy(SLOW),
+  },
+  getResult: (ctx) => (busy(SLOW), { result: `${ctx.state.lines} lines` }),
+});
+"""

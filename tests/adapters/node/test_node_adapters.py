@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +184,22 @@ def test_a_hanging_callback_is_stopped_and_fails_its_run(tmp_path: Path) -> None
     assert hang["error"] == ("hang: onLine did not return within 1s; the Node host was stopped"), (
         hang["error"]
     )
+
+
+def test_a_slow_onLine_holds_up_its_own_job_only(tmp_path: Path) -> None:
+    # "slow"'s first onLine busies its Node host for 3 s; "good"'s agent starts printing a
+    # second in, so it is mid-run then. The event loop must run on meanwhile: good's job
+    # ends, and is recorded, well before slow's; before, the whole run waited on onLine.
+    root = project(tmp_path, {"slow.mjs": src.SLOW_ONCE_JS, "good.mjs": src.PACED_JS})
+    done = run_cli(root, "--concurrency", "2")
+    assert done.returncode == 0, done.stderr
+    got = runs(root)
+    slow, good = got["slow"], got["good"]
+    assert slow["status"] == good["status"] == "completed", (slow.get("error"), good["error"])
+    assert slow["result"] == good["result"] == "a.txt, b.txt"
+    assert good["transcript"]["entries"][1]["text"] == "Working on: do hello"
+    assert slow["durationMs"] >= 3000  # onLine did busy the host
+    ended = {name: datetime.fromisoformat(run["endedAt"]) for name, run in got.items()}
+    ahead = (ended["slow"] - ended["good"]).total_seconds()
+    assert ahead >= 1.5, f"good ended {ahead:.2f}s before slow: it waited on slow's onLine"
+    assert good["durationMs"] < slow["durationMs"] - 1500

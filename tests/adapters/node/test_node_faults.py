@@ -93,3 +93,45 @@ def test_the_documented_typescript_adapter_loads(tmp_path: Path) -> None:
     assert isinstance(adapter, NodeAgentAdapter) and isinstance(adapter.stream, LinesMode)
     assert adapter.name == "echo" and adapter.prompt_via == "argv"
     assert adapter.resolve_command is not None
+
+
+async def test_no_callback_blocks_the_event_loop(
+    tmp_path: Path, make_input: MakeInput, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every callback busies its Node host for 0.5 s; a ticker on the event loop must keep
+    # ticking throughout (a blocking call would leave a gap of at least that).
+    import asyncio
+    import time
+
+    from axis_eval.adapters.hooks import run_hook
+
+    monkeypatch.setenv("SLOW_MS", "500")
+    module = tmp_path / "slow.mjs"
+    module.write_text(src.fill(src.SLOW_HOOKS_JS))
+    adapter = load_adapter(CustomAdapterRef(name="slow", node_module=str(module)))
+    inp = make_input("say hi")
+    gaps: list[float] = []
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.02)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    ticker = asyncio.create_task(tick())
+    try:
+        started = time.monotonic()
+        assert adapter.isolation_env is not None
+        inp.env.update(await run_hook(adapter.isolation_env, inp.workspace, inp.home))
+        out = await run_agent(adapter, inp, new_control())
+        took = time.monotonic() - started
+    finally:
+        ticker.cancel()
+    assert (out.error, out.result) == (None, "8 lines"), out.error
+    assert inp.env["SLOW_HOOKS"] == "1"
+    # isolationEnv, resolveCommand, buildArgs, prepare, initialState, onLine (one batch or
+    # more), onEnd, getResult: at least 8 slow calls, none of them on the loop.
+    assert took >= 8 * 0.5
+    assert max(gaps) < 0.4, f"the event loop stalled for {max(gaps):.2f}s"

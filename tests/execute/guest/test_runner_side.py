@@ -77,8 +77,42 @@ async def test_the_server_listens_on_a_unix_socket_and_removes_it(tmp_path: Path
         await guest.aclose()
         await server.close()
     assert not os.path.exists(path)
+    assert sorted(os.listdir(tmp_path)) == []  # no temporary name left beside it
     with pytest.raises(ServeError, match="cannot listen on Unix socket"):
         await server.start_unix(str(tmp_path / "missing" / "g.sock"))
+    (tmp_path / "plain").write_text("not a socket")
+    with pytest.raises(ServeError, match="not a socket"):
+        await server.start_unix(str(tmp_path / "plain"))
+    assert (tmp_path / "plain").read_text() == "not a socket"  # left as it was
+
+
+async def test_the_unix_socket_appears_already_listening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bound and listening under a temporary name, then renamed into place: a client that
+    connects the moment the file exists is never refused (a bound socket that does not
+    listen yet refuses)."""
+    from ax_task_runner import server as server_module
+
+    path = str(tmp_path / "g.sock")
+    seen: list[bool] = []
+    real_listen = socket.socket.listen
+
+    def listen(sock: socket.socket, *args: int) -> None:
+        seen.append(os.path.exists(path))  # the final name, while it is not listening yet
+        real_listen(sock, *args)
+
+    monkeypatch.setattr(server_module.socket.socket, "listen", listen)
+    sock = server_module._listening_unix_socket(path)
+    monkeypatch.undo()
+    try:
+        assert seen == [False]
+        probe = socket.socket(socket.AF_UNIX)
+        probe.connect(path)  # listening from the moment it appeared
+        probe.close()
+        assert sorted(os.listdir(tmp_path)) == ["g.sock"]
+    finally:
+        sock.close()
 
 
 async def test_the_client_over_tcp(tmp_path: Path) -> None:

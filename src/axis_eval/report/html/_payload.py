@@ -31,6 +31,7 @@ from axis_eval.report.models import (
     ReportManifest,
     RunEntry,
 )
+from axis_eval.report.render_stats import interval_lines, load_lines
 from axis_eval.scoring.models import ScoreResult
 from axis_eval.scoring.signals import interaction_signals, interaction_speed, speed_category
 from axis_eval.transcript.models import Entry, Transcript
@@ -263,6 +264,10 @@ def pair_payload(
         "spread": pair.spread.model_dump(by_alias=True) if pair.spread else None,
         "reliability": pair.reliability.model_dump(by_alias=True) if pair.reliability else None,
         "passRates": pair.pass_rates.model_dump(by_alias=True) if pair.pass_rates else None,
+        # Intervals and load warnings, as the terminal writes them (docs/statistics.md).
+        "statsLines": [
+            line.strip() for line in interval_lines(pair) + load_lines(pair) if line.strip()
+        ],
         "charts": {
             "distribution": dist_svg,
             "distributionText": dist_text,

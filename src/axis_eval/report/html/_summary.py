@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from axis_eval.report.html._charts import AgentBar, agent_bars, band
 from axis_eval.report.html._markup import EMPTY, Markup, fragments
 from axis_eval.report.models import PairEntry, ReportManifest, RunEntry
+from axis_eval.report.render_stats import agent_interval_text
 from axis_eval.runs.spend import agent_text, judge_text, spend_of
 from axis_eval.transcript.sparse_index import format_ms
 
@@ -235,6 +236,17 @@ def notes(manifest: ReportManifest, comparison: BaselineComparison | None) -> Ma
     out: list[Markup] = []
     if manifest.warnings:
         out.append(fragment("list", title="Warnings", items=_items(manifest.warnings)))
+    intervals = manifest.summary.agent_intervals
+    if intervals:
+        title = "Mean AXIS per agent (95 % t interval, clustered by scenario)"
+        out.append(fragment("list", title=title, items=_items(map(agent_interval_text, intervals))))
+    loaded = [
+        f"{p.scenario_key} · {p.agent_name}: {line}"
+        for p in manifest.results
+        for line in (p.load_warning or "").splitlines()
+    ]
+    if loaded:
+        out.append(fragment("list", title="Machine overloaded during runs", items=_items(loaded)))
     if manifest.load_failures:
         failures = [
             fragment("load_failure", path=f.path, error=f.error) for f in manifest.load_failures

@@ -247,6 +247,7 @@
         (pr.gateFailed ? " · below the minimum pass rate " + pr.minPassRate : ""));
     }
     append(box, h("p", null, facts.join(" · ")));
+    (data.statsLines || []).forEach(function (line) { append(box, h("p", { class: "stats" }, line)); });
     if (data.charts.distribution) {
       append(box, h("figure", { class: "chart-figure" }, svg(data.charts.distribution),
         h("figcaption", null, data.charts.distributionText)));

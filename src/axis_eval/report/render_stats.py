@@ -1,0 +1,98 @@
+"""Intervals, the paired test and load warnings as text: the terminal and the HTML page
+share these lines (docs/statistics.md)."""
+
+from __future__ import annotations
+
+from axis_eval.report.models import (
+    AgentInterval,
+    DeltaInterval,
+    PairedTest,
+    PairEntry,
+    ScoreInterval,
+    Summary,
+)
+
+_LABELS = {
+    "axisScore": "AXIS",
+    "goalAchievement": "Goal",
+    "environment": "Env",
+    "service": "Svc",
+    "agent": "Agent",
+}
+
+
+def _n(value: float) -> str:
+    return f"{round(value, 1):g}"
+
+
+def _mean_ci(i: ScoreInterval) -> str:
+    return f"{_n(i.mean)} [{_n(i.low)}, {_n(i.high)}]"
+
+
+def interval_lines(entry: PairEntry) -> list[str]:
+    """Under a pair with 3+ scored runs: its 95 % t intervals for the means of the
+    composite and each dimension, then the exact order-statistic interval for the median
+    composite and that interval's coverage."""
+    intervals = entry.intervals
+    if not intervals:
+        return []
+    means = [f"{_LABELS.get(k, k)} {_mean_ci(v)}" for k, v in intervals.items()]
+    lines = [f"    95% t (mean, n={next(iter(intervals.values())).n}): " + " · ".join(means)]
+    head = intervals.get("axisScore")
+    if head is not None:
+        lines.append(
+            f"    median AXIS {_n(head.median)} [{_n(head.median_low)}, "
+            f"{_n(head.median_high)}] (order statistics, {head.median_coverage:.1%} coverage)"
+        )
+    return lines
+
+
+def load_lines(entry: PairEntry) -> list[str]:
+    """``    ⚠ load 5.2 on 2 cores during run #1: …``, one per overloaded run."""
+    if not entry.load_warning:
+        return []
+    return [f"    ⚠ {line}" for line in entry.load_warning.splitlines()]
+
+
+def agent_interval_text(interval: AgentInterval) -> str:
+    """``codex 84.2 [77.9, 90.5] over 4 scenarios (12 runs)`` or the note."""
+    scope = f"{interval.clusters} scenario{'s' if interval.clusters != 1 else ''}"
+    scope += f", {interval.runs} runs"
+    if interval.mean is None:
+        return f"{interval.agent_name}: no scored runs"
+    if interval.low is None or interval.high is None:
+        return f"{interval.agent_name} {_n(interval.mean)} ({scope}): {interval.note}"
+    return (
+        f"{interval.agent_name} {_n(interval.mean)} [{_n(interval.low)}, {_n(interval.high)}]"
+        f" ({scope})"
+    )
+
+
+def suite_lines(summary: Summary) -> list[str]:
+    """``  Per agent:   codex 84.2 [77.9, 90.5] (4 scenarios, 12 runs)`` (95 %, clustered)."""
+    if not summary.agent_intervals:
+        return []
+    texts = [agent_interval_text(i) for i in summary.agent_intervals]
+    return ["  Per agent:  mean AXIS, 95% t clustered by scenario: " + " · ".join(texts)]
+
+
+def delta_cell(interval: DeltaInterval | None) -> str:
+    """``+9.3 [-3.9, 22.6]``: B − A of the mean composites (Welch); ``-`` without one."""
+    if interval is None:
+        return "-"
+    return f"{interval.mean_delta:+.1f} [{_n(interval.low)}, {_n(interval.high)}]"
+
+
+def paired_line(test: PairedTest | None) -> str | None:
+    """``Paired t test over 3 pairs: mean Δ +4.0 [1.5, 6.5], t 6.93, p = 0.0202``."""
+    if test is None:
+        return None
+    if test.p_value is None or test.mean_delta is None:
+        return f"Paired t test: {test.note}"
+    interval = "" if test.low is None else f" [{_n(test.low)}, {_n(test.high or 0)}]"
+    t = "" if test.t is None else f", t {test.t:g} ({test.df} df)"
+    text = (
+        f"Paired t test over {test.n} pairs (mean composites, B − A): "
+        f"mean Δ {test.mean_delta:+.1f}{interval}{t}, p = {test.p_value:.4g}"
+    )
+    return text + (f" ({test.note})" if test.note else "")
