@@ -81,10 +81,18 @@ def project(tmp_path: Path, files: dict[str, str], **scenarios: dict[str, Any]) 
     return root
 
 
-def test_a_js_adapter_in_lines_mode_gives_the_python_adapters_transcript(tmp_path: Path) -> None:
+@pytest.mark.parametrize("module", ["js.mjs", "js.ts"])
+def test_a_js_or_ts_adapter_in_lines_mode_gives_the_python_adapters_transcript(
+    tmp_path: Path, node: str, module: str
+) -> None:
+    if module.endswith(".ts"):
+        try:
+            node_ts.typescript_node_args(node)
+        except node_ts.TypeScriptUnavailable as exc:
+            not_run("TYPESCRIPT ADAPTER TEST", f"{exc.message} ({exc.hint})")
     root = project(
         tmp_path,
-        {"js.mjs": src.LINES_JS, "py.py": src.LINES_PY},
+        {module: src.LINES_JS, "py.py": src.LINES_PY},
         hello={"prompt": "list the files"},
     )
     done = run_cli(root)
