@@ -381,3 +381,47 @@ def test_a_remote_scenario_may_copy_inside_the_config_folder(
         json.dumps({**scenario("mine"), "setup": [{"action": "copy", "match": "/etc/hostname"}]})
     )
     assert "mine" in dry_keys(axis, root)
+
+
+def test_a_remotes_node_dependencies_are_installed_without_their_scripts(
+    served: GitServer, axis: Axis, tmp_path: Path
+) -> None:
+    """As AXIS does, a clone with a package.json and no node_modules gets `npm install`
+    (its JS config may import packages), with install scripts off: none of them runs."""
+    import shutil
+
+    if shutil.which("npm") is None:
+        from helpers.system_parts import not_run
+
+        not_run("REMOTE DEPENDENCIES TEST", "npm is not on PATH")
+    marker = tmp_path / "script-ran"
+    script = f"node -e \"require('fs').writeFileSync('{marker}', 'x')\""
+    repo = served.repo("acme", "withdeps")
+    repo.commit(
+        {
+            "package.json": {
+                "name": "suite",
+                "version": "1.0.0",
+                "dependencies": {"dep": "file:./vendor/dep"},
+                "scripts": {"postinstall": script},
+            },
+            "vendor/dep/package.json": {
+                "name": "dep",
+                "version": "1.0.0",
+                "main": "index.js",
+                "scripts": {"install": script},
+            },
+            "vendor/dep/index.js": 'module.exports = { folder: "./suite" };\n',
+            "axis.config.mjs": (
+                'import dep from "dep";\nexport default { scenarios: [dep.folder] };\n'
+            ),
+            "suite/from-dep.json": scenario("from-dep"),
+        }
+    )
+    root = project(tmp_path / "proj", [repo.github_url])
+    result = axis("run", "--dry-run", "--json", "-c", str(root), cwd=root)
+    assert result.exit_code == 0, result.stderr
+    keys = sorted(job["scenarioKey"] for job in json.loads(result.stdout)["jobs"])
+    assert keys == ["from-dep", "local"]
+    assert f"Installing dependencies of remote scenarios: {repo.github_url}" in result.stderr
+    assert not marker.exists(), "an install script of the remote ran"

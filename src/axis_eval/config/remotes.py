@@ -30,6 +30,7 @@ from axis_eval.config.git_sources import (
     remote_cache_dir,
 )
 from axis_eval.config.models import Config
+from axis_eval.config.remote_deps import install_dependencies
 from axis_eval.errors import ConfigError
 
 __all__ = ["RemoteFetch", "expand_remotes", "remote_source"]
@@ -216,6 +217,8 @@ def _checkout(source: GitSource, state: _State, listed_by: str | None) -> git.Ch
         ) from exc
     if say is not None and done.dropped:
         say(f"warning: {git.dropped_message(source.url, done.dropped)}")
+    if not offline:  # offline, the cache is used as it is
+        install_dependencies(done.path, source.url, say)
     state.checkouts[source.key] = done
     state.records.append(
         ResolvedRemote(
