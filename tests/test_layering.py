@@ -48,6 +48,8 @@ FORMATS = {
     "axis_eval.scoring.models",
     "axis_eval.runs.baseline_models",
     "axis_eval.report.models",
+    "axis_eval.report.judge_noise_models",
+    "axis_eval.report.adaptive_models",
 }
 """The file formats and the job's serializable spec and outcome."""
 
@@ -169,6 +171,8 @@ READS_FROM_ABOVE = {
     ("execute", "axis_eval.scoring.models"): "a job is scored while its workspace exists",
     ("progress", "axis_eval.scoring.models"): "the display shows a finished run's score",
     ("runs", "axis_eval.report.models"): "runs writes report.json, the report's format",
+    ("runs", "axis_eval.report.judge_noise_models"): "re-judging writes a pair's judgeNoise",
+    ("runs", "axis_eval.report.adaptive_models"): "adaptive repeats write a pair's adaptive",
     ("scoring", "axis_eval.report.models"): "rescoring reads a saved run's entry",
 }
 """Every format a stage reads from a stage above it, and why: a new one is a deliberate

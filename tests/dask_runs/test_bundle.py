@@ -253,3 +253,25 @@ def test_unpack_refuses_data_that_is_not_its_digest(tmp_path: Path) -> None:
         unpack(flipped, made.digest, into)
     assert not (into / made.digest).exists()
     assert not into.exists() or list(into.iterdir()) == []
+
+
+def test_old_bundles_are_pruned_but_the_recent_and_those_in_use(tmp_path: Path) -> None:
+    """A long-lived worker serving many configs keeps the few bundles used last (and every
+    one a run here holds), not one per config edit forever."""
+    into = tmp_path / "axis-bundles"
+    made = []
+    for n in range(8):
+        project = tmp_path / f"proj-{n}"
+        (project / "scenarios").mkdir(parents=True)
+        (project / "scenarios" / "s.json").write_text(f'{{"n": {n}}}')
+        made.append(build_bundle(project))
+        unpack(made[-1].data, made[-1].digest, into)
+        os.utime(into / made[-1].digest, (1_000 + n, 1_000 + n))  # oldest first
+    unpack(made[0].data, made[0].digest, into)  # used again now: the most recent
+    (into / ".scratch-of-an-unpack").mkdir()  # another caller's unpack in progress
+    removed = bundle.prune(into, in_use={made[1].digest}, keep=3)
+    kept = {p.name for p in into.iterdir()}
+    # Kept: in use (1), the three used last (0 just now, then 7 and 6), the scratch.
+    assert kept == {made[i].digest for i in (0, 1, 6, 7)} | {".scratch-of-an-unpack"}
+    assert sorted(removed) == sorted(made[i].digest for i in (2, 3, 4, 5))
+    assert bundle.prune(tmp_path / "missing", in_use=set()) == []

@@ -197,3 +197,59 @@ def sentinels_of(pid: int) -> list[int]:
         if parent == pid and b"execute/process" in cmdline:
             found.append(int(name))
     return found
+
+
+_BREAK_ONE_JOB = """
+# Preloaded into the worker: the job of scenario 1 fails inside its task (a harness bug
+# there, a disk that fills) before its agent starts; the others run as usual.
+import axis_eval.distributed.worker as worker
+
+# Dask imports a preload twice: patch once.
+_real = getattr(worker.run_job, "real", worker.run_job)
+
+
+def _deep(n):
+    return _deep(n + 1)
+
+
+async def _run_job(spec, ctx):
+    if spec.scenario.key == "s01":
+        raise RuntimeError("the worker's disk is on fire")
+    if spec.scenario.key == "s02":
+        _deep(0)  # a RecursionError: its traceback is too deep for Dask to send back
+    return await _real(spec, ctx)
+
+
+_run_job.real = _real
+worker.run_job = _run_job
+"""
+
+
+def test_a_task_that_fails_on_its_worker_is_one_infrastructure_attempt(
+    dask_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    """An exception inside a job's task (not the agent's failure, not a lost worker) comes
+    back as that job's infrastructure failure after one attempt, even one Dask could not
+    send back; the other jobs and the run go on, and nothing of it is started again."""
+    e2e = tmp_path / "e2e"
+    e2e.mkdir()
+    preload = tmp_path / "break_one_job.py"
+    preload.write_text(_BREAK_ONE_JOB)
+    env = dask_env(E2E_DIR=str(e2e), DASK_DISTRIBUTED__WORKER__PRELOAD=json.dumps([str(preload)]))
+    dask_cluster.start_worker("w1", env, slots=2)
+    root = maker_project(tmp_path / "proj", 3, e2e=e2e)
+    done = run_cli(
+        root, "--scheduler", dask_cluster.address, "--no-score", env=cli_env(), timeout=120
+    )
+    assert done.exit_code == 1, done.stderr  # a failed job: the run says so
+    assert "Traceback" not in done.stderr
+    runs = {job[0]: r for job, r in runs_by_job(report(root)).items()}
+    broken = runs["s01"]
+    assert broken["status"] == "failed" and broken["errorKind"] == "infrastructure", broken
+    assert "the task failed on its worker" in broken["error"], broken["error"]
+    assert "the worker's disk is on fire" in broken["error"]
+    assert broken["attempts"] == 1
+    deep = runs["s02"]  # not a run left waiting for a task whose error cannot travel
+    assert deep["errorKind"] == "infrastructure" and "RecursionError" in deep["error"], deep
+    assert runs["s00"]["status"] == "completed"
+    assert launched(e2e) == Counter({"s00": 1})  # the broken jobs' agents never started

@@ -148,6 +148,13 @@ class _Tracker:
     def pair(self, job: JobSpec) -> _Pair:
         return self.pairs[job.pair_key]
 
+    def grow(self, jobs: list[JobSpec]) -> None:
+        """Adaptive repeats added these jobs: more to do, more runs for their pairs."""
+        self.total_jobs += len(jobs)
+        for job in jobs:
+            pair = self.pair(job)
+            pair.runs = max(pair.runs, job.run_count)
+
 
 class PlainDisplay:
     """One line per event, for logs and CI (stderr is not a TTY)."""
@@ -163,6 +170,10 @@ class PlainDisplay:
     def start(self, plan: Plan, report_id: str) -> None:
         self.t.start(plan, report_id)
         self._print(f"axis: {plan.status_line} · report {report_id}")
+
+    def grow(self, jobs: list[JobSpec]) -> None:
+        """Adaptive repeats added ``jobs`` (see :meth:`_Tracker.grow`)."""
+        self.t.grow(jobs)
 
     def phase(self, job: JobSpec, phase: Phase) -> None:
         if self.verbose:
@@ -223,6 +234,10 @@ class LiveDisplay:
         self.t.start(plan, report_id)
         self.header = f"AXIS · {plan.status_line} · report {report_id}"
         self.live.start()
+
+    def grow(self, jobs: list[JobSpec]) -> None:
+        """Adaptive repeats added ``jobs`` (see :meth:`_Tracker.grow`)."""
+        self.t.grow(jobs)
 
     def phase(self, job: JobSpec, phase: Phase) -> None:
         pair = self.t.pair(job)

@@ -17,6 +17,7 @@ import click
 
 from axis_eval.cli import import_gc
 from axis_eval.cli._common import fail, finite_float, internal_error, warn
+from axis_eval.cli.run_options import RUNS
 
 if TYPE_CHECKING:
     from axis_eval import LoadedConfig, Selection
@@ -58,7 +59,11 @@ def _value_optional(flag: str, bare: str, metavar: str, help: str) -> _Decorator
     help="Agent names, adapter names or globs; comma lists allowed.",
 )
 @click.option("--profile", help="A profile from the config's `profiles`.")
-@click.option("--runs", type=int, help="Repeat count for every pair (odd, 1-19).")
+@click.option(
+    "--runs",
+    type=RUNS,
+    help="Repeat count for every pair (odd, 1-19), or auto: adaptive repeats.",
+)
 @click.option("--concurrency", type=click.IntRange(min=1), help="Jobs at once (default 15).")
 @click.option(
     "--sandbox",

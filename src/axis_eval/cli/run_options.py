@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -26,6 +26,29 @@ if TYPE_CHECKING:
     from axis_eval.progress import Display
 
 
+class RunsType(click.ParamType[Any]):
+    """``--runs``: an integer (checked against the odd 1-19 rule by the planner) or
+    ``auto``: adaptive repeats."""
+
+    name = "N|auto"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | Literal["auto"]:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        text = str(value).strip()
+        if text.lower() == "auto":
+            return "auto"
+        try:
+            return int(text)
+        except ValueError:
+            self.fail(f"{value!r}: expected an odd integer from 1 to 19, or auto", param, ctx)
+
+
+RUNS = RunsType()
+
+
 @dataclass(frozen=True)
 class RunCommandOptions:
     """Every flag of ``axis run`` as click parsed it (types, ranges and defaults are click's)."""
@@ -34,7 +57,8 @@ class RunCommandOptions:
     scenarios: tuple[str, ...]
     agents: tuple[str, ...]
     profile: str | None
-    runs: int | None
+    runs: int | Literal["auto"] | None
+    """``--runs N`` or ``--runs auto`` (adaptive repeats, :class:`RunsType`)."""
     concurrency: int | None
     sandbox: SandboxMode | None
     """``--sandbox``: wins over the config's and the scenarios' ``sandbox``."""
@@ -85,6 +109,11 @@ class RunCommandOptions:
                 raise click.UsageError(
                     f"{flag} cannot be combined with -s/--scenario or -a/--agent"
                 )
+        if self.runs == "auto" and self.no_score:
+            raise click.UsageError(
+                "--runs auto cannot be combined with --no-score: adaptive repeats decide "
+                "from the runs' scores (pass --runs N for a fixed count)"
+            )
         if self.resume is not None and (self.runs is not None or self.dry_run):
             raise click.UsageError("--resume cannot be combined with --runs or --dry-run")
         if self.force and self.resume is None:

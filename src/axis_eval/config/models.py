@@ -143,13 +143,52 @@ class RemotesSettings(InputModel):
     """How deep remotes may list remotes: 1 (AXIS's default) = a remote's config may not."""
 
 
+DEFAULT_ADAPTIVE_MIN = 3
+DEFAULT_ADAPTIVE_MAX = 9
+DEFAULT_ADAPTIVE_TARGET = 10.0
+
+
+class AdaptiveRuns(InputModel):
+    """``runs: {min, max, target}``: adaptive repeats (docs/statistics.md)."""
+
+    min: RunCount = DEFAULT_ADAPTIVE_MIN
+    """Runs every pair gets first: odd, at least 3 (an interval needs them)."""
+    max: RunCount = DEFAULT_ADAPTIVE_MAX
+    """Runs a pair never goes past: odd, at least ``min``."""
+    target: Annotated[float, Bounds(gt=0, le=100)] = DEFAULT_ADAPTIVE_TARGET
+    """Stop once the composite's confidence interval is at most this many points wide (full
+    width, upper minus lower)."""
+    rule: Literal["t", "hoeffding"] = "t"
+    """``t``: Student t with alpha split over the looks (assumes roughly normal run scores);
+    ``hoeffding``: distribution-free for 0-100 scores, but wide with few runs."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "AdaptiveRuns":
+        if self.min < 3:
+            raise ValueError(f"min of at least 3 (an interval needs them), not {self.min}")
+        if self.max < self.min:
+            raise ValueError(f"max >= min, not max {self.max} below min {self.min}")
+        return self
+
+
+Runs = Annotated[
+    Annotated[RunCount, Tag("<count>")] | Annotated[AdaptiveRuns, Tag("<adaptive>")],
+    by_kind(
+        "axis_runs",
+        "an odd run count from 1 to 19, or {min, max, target} for adaptive repeats",
+        ((int, float, str), "<count>"),  # "3", 3.0: the count's own "expected an integer"
+        ((dict, AdaptiveRuns), "<adaptive>"),
+    ),
+]
+
+
 class Settings(InputModel):
     """Run settings."""
 
     concurrency: Concurrency = DEFAULT_CONCURRENCY
     """Jobs at once (at most 1000); ``--concurrency`` wins."""
-    runs: RunCount | None = None
-    """Default repeat count: odd, 1 to 19."""
+    runs: Runs | None = None
+    """Default repeat count: odd, 1 to 19; or ``{min, max, target}``: adaptive repeats."""
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     sandbox: SandboxConfig | None = None
     """How every job is confined: ``auto`` (default), ``none``, ``bwrap``, ``docker``, or

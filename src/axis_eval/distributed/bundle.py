@@ -188,6 +188,8 @@ def unpack(data: bytes, digest: str, into: Path) -> Path:
     """
     target = into / digest
     if target.is_dir():
+        with contextlib.suppress(OSError):
+            os.utime(target)  # used now: the last to be pruned (see prune)
         return target
     if hashlib.sha256(data).hexdigest() != digest:
         raise ValueError(f"the bundle sent does not match its digest {digest[:12]}")
@@ -205,3 +207,31 @@ def unpack(data: bytes, digest: str, into: Path) -> Path:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return target
+
+
+KEEP_BUNDLES = 5
+"""Unpacked bundles a worker keeps beyond those its runs use (the most recently used)."""
+
+
+def prune(into: Path, in_use: set[str], keep: int = KEEP_BUNDLES) -> list[str]:
+    """Remove the unpacked bundles under ``into`` that no run here uses, but the ``keep``
+    most recently used: a long-lived worker that serves many configs (or one config edited
+    between runs) must not fill its disk. Returns the digests removed."""
+    try:
+        found = [p for p in into.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    except OSError:
+        return []
+    idle = [p for p in found if p.name not in in_use]
+
+    def last_used(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    idle.sort(key=last_used, reverse=True)
+    removed: list[str] = []
+    for path in idle[keep:]:
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path.name)
+    return removed

@@ -37,7 +37,7 @@ from axis_eval._version import __version__
 from axis_eval.adapters.base import AgentAdapter
 from axis_eval.config.models import Config, LoadedConfig
 from axis_eval.distributed import _dask, attempts, names
-from axis_eval.distributed.bundle import unpack
+from axis_eval.distributed.bundle import prune, unpack
 from axis_eval.distributed.ticket import RunTicket
 from axis_eval.errors import AxisError
 from axis_eval.execute.job import JobContext, StopSignal, infrastructure_outcome, run_job
@@ -126,6 +126,8 @@ class WorkerRun:
                 await self.sentinel.close()
 
 
+_digests: dict[str, str] = {}
+"""The bundle digest of each run this worker holds (never pruned while it does)."""
 _runs: dict[str, asyncio.Task[WorkerRun]] = {}
 """This worker's runs by token (a task: the jobs that arrive together share one opening)."""
 
@@ -135,7 +137,10 @@ def _bundles() -> Path:
 
 
 async def _open(ticket: RunTicket, bundle: bytes) -> WorkerRun:
+    _digests[ticket.token] = ticket.digest
     root = await asyncio.to_thread(unpack, bundle, ticket.digest, _bundles())
+    # Bundles of earlier runs go, but the few most recently used (and those runs here use).
+    await asyncio.to_thread(prune, _bundles(), set(_digests.values()))
     run = WorkerRun(ticket, root)
     run.sentinel = await Sentinel.start(ticket.token)
     run.listener = asyncio.create_task(_listen(run, get_client()))
@@ -163,6 +168,7 @@ async def _listen(run: WorkerRun, client: Any) -> None:
 async def forget_run(token: str) -> bool:
     """End the run here (``client.run`` on every worker at the run's end); whether it held it."""
     task = _runs.pop(token, None)
+    _digests.pop(token, None)
     if task is None:
         return False
     with contextlib.suppress(BaseException):
@@ -235,6 +241,31 @@ async def run_job_task(spec_json: str, ticket: RunTicket, bundle: bytes) -> str:
         outcome.attempts = len(tried) - 1
         return outcome.model_dump_json()
     started = now_iso()
+    try:
+        return await _run_here(original, spec_json, ticket, bundle, tried, started)
+    except Exception as exc:
+        # A bug here, or a broken worker: this job's infrastructure failure, said in words
+        # from here (an exception Dask cannot send back, a RecursionError's, would leave
+        # axis run waiting for the task forever).
+        lines = str(exc).strip().splitlines()
+        why = f"{type(exc).__name__}: {lines[0][:500]}" if lines else type(exc).__name__
+        outcome = infrastructure_outcome(
+            original, f"the task failed on its worker {worker.address}: {why}", started
+        )
+        outcome.worker = str(worker.address)
+        outcome.attempts = len(tried)
+        return outcome.model_dump_json()
+
+
+async def _run_here(
+    original: JobSpec,
+    spec_json: str,
+    ticket: RunTicket,
+    bundle: bytes,
+    tried: list[str],
+    started: str,
+) -> str:
+    worker = get_worker()
     try:
         run = await _run_for(ticket, bundle)
         spec = JobSpec.model_validate(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from axis_eval.adapters.base import AgentAdapter
-from axis_eval.config.models import LoadedConfig
+from axis_eval.config.models import AdaptiveRuns, LoadedConfig
 from axis_eval.errors import EXIT_SIGINT, EXIT_SIGTERM
 from axis_eval.execute.executor import schedule
 from axis_eval.execute.process import new_run_token, pidfd_child_watcher
@@ -25,10 +25,11 @@ from axis_eval.pipeline.checks import (
 from axis_eval.pipeline.options import RunOptions, RunOutcome, config_hash
 from axis_eval.pipeline.session import RunSession
 from axis_eval.planning.matrix import plan
-from axis_eval.planning.models import Plan
+from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.progress import Display, NullDisplay
 from axis_eval.report.models import RemoteEntry, ReportManifest
 from axis_eval.report.outcome import exit_code_for
+from axis_eval.runs.adaptive import next_round, stop_record
 from axis_eval.runs.aggregate import PassGate
 from axis_eval.runs.store import (
     REPORTS_DIR,
@@ -228,12 +229,77 @@ async def _run_jobs(session: RunSession, the_plan: Plan) -> None:
     writer = session.writer
     session.display.start(the_plan, writer.store.report_id)  # a resumed report's kept jobs
     to_score = resume.start_kept_runs(session)
+    rules = _adaptive_rules(session, the_plan)
     async with session.guarded(), asyncio.TaskGroup() as group:
-        group.create_task(
-            schedule(writer.pending, session.executor, session.ctx, session.on_result)
-        )
+        group.create_task(_rounds(session, the_plan, rules))
         if to_score:
             group.create_task(resume.score_kept(session, to_score))
+
+
+def _adaptive_rules(session: RunSession, the_plan: Plan) -> dict[tuple[str, str], AdaptiveRuns]:
+    """The adaptive pairs' rules; none when this run does not score (a note says so)."""
+    rules = {(p.scenario_key, p.agent_name): p.adaptive for p in the_plan.pairs if p.adaptive}
+    if rules and not session.options.score:
+        session.display.message(
+            "note: adaptive repeats need scores: with --no-score every adaptive pair runs "
+            "its min runs only"
+        )
+        return {}
+    return rules
+
+
+async def _rounds(
+    session: RunSession, the_plan: Plan, rules: dict[tuple[str, str], AdaptiveRuns]
+) -> None:
+    """The planned jobs, then (adaptive repeats) round after round of two more runs for
+    the pairs whose interval is still too wide (:mod:`axis_eval.runs.adaptive`), until
+    none needs more or the run is stopped. Each round is run-major across its pairs."""
+    writer = session.writer
+    jobs = writer.pending
+    last: dict[tuple[str, str], JobSpec] = {}
+    for job in the_plan.jobs:
+        known = last.get(job.pair_key)
+        if known is None or job.run_index > known.run_index:
+            last[job.pair_key] = job
+    number = max((j.number for j in the_plan.jobs), default=0)
+    _record_stops(writer, rules, running=True)  # a report read mid-run says it adapts
+    writer.flush()
+    while True:
+        await schedule(jobs, session.executor, session.ctx, session.on_result)
+        for job in jobs:
+            last[job.pair_key] = job
+        if not rules:
+            return
+        stopped = session.stop.event.is_set()
+        _record_stops(writer, rules, stopped=stopped)
+        jobs = [] if stopped else next_round(writer.manifest.results, rules, last, number + 1)
+        if not jobs:
+            writer.flush()
+            return
+        number += len(jobs)
+        writer.add_jobs(jobs)
+        grow = getattr(session.display, "grow", None)  # optional: the CLI's displays have it
+        if callable(grow):
+            grow(jobs)
+        grown = len(jobs) // 2
+        session.display.message(
+            f"adaptive repeats: {grown} pair(s) still wider than their target: 2 more "
+            f"runs each ({len(jobs)} job(s))"
+        )
+
+
+def _record_stops(
+    writer: ReportWriter,
+    rules: dict[tuple[str, str], AdaptiveRuns],
+    *,
+    stopped: bool = False,
+    running: bool = False,
+) -> None:
+    """Each adaptive pair's ``adaptive`` field from its runs so far."""
+    for entry in writer.manifest.results:
+        rule = rules.get((entry.scenario_key, entry.agent_name))
+        if rule is not None:
+            entry.adaptive = stop_record(entry, rule, stopped=stopped, running=running)
 
 
 def _open_report(

@@ -37,7 +37,17 @@ def resume_plan(options: RunOptions) -> Plan:
     counts = {(p.scenario_key, p.agent_name): p.run_count for p in previous.results}
     runs = next(iter(set(counts.values()))) if len(set(counts.values())) == 1 else None
     sandbox = options.selection.sandbox  # --sandbox holds for the resumed jobs too
-    the_plan = plan(options.loaded, Selection(only_pairs=pairs, sandbox=sandbox))
+    # Adaptive pairs (`--runs auto` or settings) resume adaptive, with the runs they grew.
+    adaptive = all(p.adaptive is not None for p in previous.results)
+    the_plan = plan(
+        options.loaded,
+        Selection(
+            only_pairs=pairs,
+            runs="auto" if adaptive else None,
+            sandbox=sandbox,
+            pair_runs=counts,
+        ),
+    )
     if any(counts[j.pair_key] != j.run_count for j in the_plan.jobs) and runs is not None:
         the_plan = plan(options.loaded, Selection(only_pairs=pairs, runs=runs, sandbox=sandbox))
     planned = {j.pair_key for j in the_plan.jobs}

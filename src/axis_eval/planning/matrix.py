@@ -6,12 +6,18 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from axis_eval.adapters.registry import resolve, resolve_custom
 from axis_eval.config._base import check_runs
 from axis_eval.config.actions import Limit, McpServer, McpStdioServer
 from axis_eval.config.discover import Discovery, discover
-from axis_eval.config.models import DEFAULT_SCENARIO_MINUTES, Config, LoadedConfig
+from axis_eval.config.models import (
+    DEFAULT_SCENARIO_MINUTES,
+    AdaptiveRuns,
+    Config,
+    LoadedConfig,
+)
 from axis_eval.config.output_limit import OutputLimit
 from axis_eval.config.sandbox import NetworkMode, SandboxMode, SandboxPolicy
 from axis_eval.config.scenario import Scenario
@@ -37,12 +43,16 @@ class Selection:
     """``-s`` values: exact keys, base keys or globs (comma lists allowed)."""
     agents: Sequence[str] = ()
     """``-a`` values: display names, adapter names or globs (comma lists allowed)."""
-    runs: int | None = None
-    """``--runs``: wins over scenario and settings."""
+    runs: int | Literal["auto"] | None = None
+    """``--runs``: wins over scenario and settings; ``auto``: adaptive repeats (the
+    ``settings.runs`` rule when it is one, else the defaults)."""
     only_pairs: frozenset[tuple[str, str]] | None = None
     """Restrict to these (scenario key, agent name) pairs (``--failed``)."""
     sandbox: SandboxMode | None = None
     """``--sandbox``: wins over ``settings.sandbox`` and every scenario's ``sandbox``."""
+    pair_runs: Mapping[tuple[str, str], int] | None = None
+    """``--resume``: the runs each pair of the report has; an adaptive pair is planned with
+    as many (the rounds it already grew), a fixed pair ignores it."""
 
 
 def _in_suite(key: str, include: list[str] | None, exclude: list[str] | None) -> bool:
@@ -64,12 +74,22 @@ def _scenario_allows(scenario: Scenario, agent: AgentSpec) -> bool:
     return any(a in names for a in scenario.agents)
 
 
-def _run_count(selection: Selection, scenario: Scenario, config: Config) -> int:
-    return selection.runs or scenario.runs or config.settings.runs or 1
+def _run_count(selection: Selection, scenario: Scenario, config: Config) -> int | AdaptiveRuns:
+    """``--runs`` over the scenario's ``runs`` over ``settings.runs``; ``auto`` takes the
+    settings' adaptive rule, else the default one."""
+    setting = config.settings.runs
+    if selection.runs == "auto":
+        return setting if isinstance(setting, AdaptiveRuns) else AdaptiveRuns()
+    return selection.runs or scenario.runs or setting or 1
 
 
-def _check_cli_runs(runs: int | None) -> None:
-    if runs is None:
+def _first(runs: int | AdaptiveRuns) -> int:
+    """Runs planned up front: an adaptive pair's ``min``."""
+    return runs.min if isinstance(runs, AdaptiveRuns) else runs
+
+
+def _check_cli_runs(runs: int | Literal["auto"] | None) -> None:
+    if runs is None or runs == "auto":
         return
     try:
         check_runs(runs)
@@ -110,6 +130,7 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
         if not any(agent_matches(pattern, a) for a in agents):
             raise unmatched_agent(pattern, agents)
     pairs: list[tuple[Scenario, AgentSpec, int]] = []
+    rules: dict[tuple[str, str], AdaptiveRuns] = {}
     skipped: set[str] = set()
     matched_s: set[str] = set()
     for agent in chosen_agents:
@@ -128,7 +149,13 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
             if scenario.skip:
                 skipped.add(scenario.key)
                 continue
-            pairs.append((scenario, agent, _run_count(sel, scenario, config)))
+            runs = _run_count(sel, scenario, config)
+            first = _first(runs)
+            if isinstance(runs, AdaptiveRuns):
+                rules[(scenario.key, agent.name)] = runs
+                grown = (sel.pair_runs or {}).get((scenario.key, agent.name), first)
+                first = max(first, grown)
+            pairs.append((scenario, agent, first))
     if sel.only_pairs is not None:
         pairs = [p for p in pairs if (p[0].key, p[1].name) in sel.only_pairs]
     keys = [s.key for s in found.scenarios]
@@ -148,7 +175,19 @@ def plan(loaded: LoadedConfig, selection: Selection | None = None) -> Plan:
                 )
             ),
         )
-    return _assemble(loaded, agents, pairs, jobs, sorted(skipped), found, warnings)
+    return _assemble(loaded, agents, pairs, jobs, sorted(skipped), found, warnings, rules)
+
+
+def _adaptive_note(rules: Mapping[tuple[str, str], AdaptiveRuns]) -> str:
+    """The dry run's and the run's word on adaptive repeats: the rule, said once a kind."""
+    kinds = sorted({(r.min, r.max, r.target, r.rule) for r in rules.values()}, key=lambda k: k[:3])
+    said = "; ".join(
+        f"{lo} runs per pair first, then 2 more at a time while the composite's "
+        f"{'Bonferroni t' if rule == 't' else 'Hoeffding'} 95 % interval is wider than "
+        f"{target:g} points, up to {hi}"
+        for lo, hi, target, rule in kinds
+    )
+    return f"note: adaptive repeats for {len(rules)} pair(s): {said} (docs/statistics.md)"
 
 
 def _assemble(
@@ -159,8 +198,11 @@ def _assemble(
     skipped: list[str],
     found: Discovery,
     warnings: list[str],
+    rules: Mapping[tuple[str, str], AdaptiveRuns],
 ) -> Plan:
-    max_runs = max(r for _, _, r in pairs)
+    kept = {(s.key, a.name) for s, a, _ in pairs}
+    rules = {k: v for k, v in rules.items() if k in kept}
+    max_runs = max([r for _, _, r in pairs] + [r.max for r in rules.values()])
     scenario_keys = {s.key for s, _, _ in pairs}
     agent_names = {a.name for _, a, _ in pairs}
     line = (
@@ -171,7 +213,7 @@ def _assemble(
     )
     if max_runs > 1:
         line += f" (up to {max_runs} runs each)"
-    notes: list[str] = []
+    notes: list[str] = [_adaptive_note(rules)] if rules else []
     run_limit = loaded.config.settings.limits.run
     if max_runs > 1 and run_limit is not None:
         notes.append(
@@ -183,7 +225,15 @@ def _assemble(
         config_dir=loaded.config_dir,
         profile=loaded.profile,
         agents=agents,
-        pairs=[Pair(scenario_key=s.key, agent_name=a.name, run_count=r) for s, a, r in pairs],
+        pairs=[
+            Pair(
+                scenario_key=s.key,
+                agent_name=a.name,
+                run_count=r,
+                adaptive=rules.get((s.key, a.name)),
+            )
+            for s, a, r in pairs
+        ],
         jobs=jobs,
         skipped=skipped,
         load_failures=found.load_failures,

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from axis_eval._util.defaults import empty_list
 from axis_eval.config.actions import McpServer
 from axis_eval.config.discover import LoadFailure
+from axis_eval.config.models import AdaptiveRuns
 from axis_eval.config.output_limit import OutputLimit
 from axis_eval.config.sandbox import NetworkMode, SandboxPolicy
 from axis_eval.config.scenario import Scenario
@@ -39,6 +40,9 @@ class Pair(_Frozen):
     scenario_key: str
     agent_name: str
     run_count: int
+    """Runs planned (adaptive: ``min``, the first round)."""
+    adaptive: AdaptiveRuns | None = None
+    """Adaptive repeats: the pair may grow to ``adaptive.max`` runs (runs/adaptive.py)."""
 
 
 class JobSpec(_Frozen):

@@ -20,6 +20,8 @@ from axis_eval._types import (
 from axis_eval._util.defaults import empty_list
 from axis_eval.config.sandbox import SandboxKind
 from axis_eval.execute.models import MachineLoad
+from axis_eval.report.adaptive_models import AdaptiveStop
+from axis_eval.report.judge_noise_models import JudgeNoise
 from axis_eval.scoring.models import ScoreResult
 
 SCHEMA_VERSION = 1
@@ -221,6 +223,10 @@ class PairEntry(OutputModel):
     """By score (``axisScore``, ``goalAchievement`` …); None below 3 scored runs."""
     load_warning: str | None = None
     """Runs whose speed signals were scored while the load exceeded the CPU count."""
+    judge_noise: JudgeNoise | None = None
+    """``axis score --rejudge K``: the judge's spread beside the runs' (None: not re-judged)."""
+    adaptive: AdaptiveStop | None = None
+    """Adaptive repeats (``runs: auto``): runs taken and why they stopped."""
 
 
 class Spend(OutputModel):

@@ -32,7 +32,40 @@ def _mean_ci(i: ScoreInterval) -> str:
 def interval_lines(entry: PairEntry) -> list[str]:
     """Under a pair with 3+ scored runs: its 95 % t intervals for the means of the
     composite and each dimension, then the exact order-statistic interval for the median
-    composite and that interval's coverage."""
+    composite and that interval's coverage; then, re-judged, :func:`judge_noise_lines`."""
+    return _interval_lines(entry) + judge_noise_lines(entry)
+
+
+def _sd(value: float | None) -> str:
+    return "–" if value is None else _n(value)
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def judge_noise_lines(entry: PairEntry) -> list[str]:
+    """``    judge σ (re-judged ×2 over 3 runs) · runs σ · judge's share of the variance:``
+    then ``AXIS 2.1 · 5.5 · 15%`` per score (docs/statistics.md, Re-judging)."""
+    noise = entry.judge_noise
+    if noise is None:
+        return []
+    who = f", {noise.judge}" if noise.judge else ""
+    who += ", simulated" if noise.simulated else ""
+    cells = [
+        f"{_LABELS.get(k, k)} {_sd(v.judge_stdev)} · {_sd(v.runs_stdev)} · {_share(v.judge_share)}"
+        for k, v in noise.scores.items()
+    ]
+    lines = [
+        f"    re-judged ×{noise.rejudge} over {noise.runs} run{'s' if noise.runs != 1 else ''}"
+        f"{who}: judge σ · runs σ · judge's share of the runs' variance",
+        "      " + " | ".join(cells),
+    ]
+    lines += [f"      note: {n}" for n in noise.notes]
+    return lines
+
+
+def _interval_lines(entry: PairEntry) -> list[str]:
     intervals = entry.intervals
     if not intervals:
         return []

@@ -4,8 +4,10 @@ A baseline file has AXIS's shape, ``{name, createdAt, updatedAt, results: {<scen
 {<agentName>: entry}}}``, and each entry AXIS's fields (``axisScore``, the four dimensions,
 ``durationMs``, ``tokens``, ``fromReportId``, ``timestamp``). axis-eval adds, per pair, the
 composite of every scored run (``runScores``), their sample standard deviation
-(``stdev``), the pair's ``reliability`` and its run count (``runs``). AXIS's own files lack
-those fields and read as single-run baselines.
+(``stdev``), the pair's ``reliability`` and its run count (``runs``); from a re-judged
+report (``axis score --rejudge``) also the judge's own spread of the composite
+(``judgeStdev``, ``rejudged``). AXIS's own files lack those fields and read as single-run
+baselines.
 """
 
 from typing import Literal
@@ -49,6 +51,11 @@ class BaselineEntry(BaselineModel):
     """Sample standard deviation (n − 1) of ``runScores``; None with fewer than two."""
     reliability: Reliability | None = None
     """Scored runs out of the runs that count (absent in AXIS's files: 1/1)."""
+    judge_stdev: float | None = None
+    """The judge's pooled spread of the composite (the report's ``judgeNoise``); None when
+    the source report was not re-judged."""
+    rejudged: int | None = None
+    """K of the source report's ``--rejudge K``."""
 
     @property
     def run_count(self) -> int:
@@ -116,13 +123,16 @@ class ComparisonEntry(BaselineModel):
     """The current representative's composite (None when no run scored)."""
     delta: float | None = None
     band: float
-    """The noise band: max(1, 2 × the baseline's σ)."""
+    """The noise band: ``max(1, 2·sqrt(σ² + σ_judge²))`` over the baseline's measured
+    spreads (just max(1, 2σ) without re-judging; 1 when neither was measured)."""
     noise_measured: bool
     """False for a single-run baseline: the band is the floor of 1."""
     baseline_runs: int
     current_runs: int
     stdev: float | None = None
     """The baseline's σ."""
+    judge_stdev: float | None = None
+    """The baseline's judge σ (re-judged source report), part of ``band``."""
     verdict: Verdict
     """From the composite alone; a reliability regression is flagged separately."""
     score_regressed: bool

@@ -5,6 +5,8 @@ Rules (docs/baselines.md says the same for users):
 - A composite drop is a regression only when it exceeds the noise band
   ``max(1, 2 × σ)``, σ being the sample standard deviation of the baseline's run
   composites. A single-run baseline (and every AXIS file) has no measured σ: band 1.
+  A baseline made from a re-judged report also holds the judge's σ_judge of the composite
+  and the band is ``max(1, 2·sqrt(σ² + σ_judge²))`` (an unmeasured term counts 0).
 - Reliability regresses on its own. With the baseline's rate ``s_b / t_b`` and the current
   ``s_c / t_c``, the current run count "should" have produced ``t_c × s_b / t_b``
   successes; a shortfall of at least one whole run is a regression. With equal run counts
@@ -31,7 +33,11 @@ from axis_eval._util.clock import now_iso
 from axis_eval.errors import AxisError
 from axis_eval.files import atomic_write_text
 from axis_eval.report.models import PairEntry, Reliability, ReportManifest
-from axis_eval.runs.aggregate import composite, noise_band, reliability
+from axis_eval.runs.aggregate import (
+    composite,
+    noise_band as noise_band,  # re-exported (tests, callers)
+    reliability,
+)
 from axis_eval.runs.baseline_models import (
     Baseline,
     BaselineComparison,
@@ -43,6 +49,7 @@ from axis_eval.runs.baseline_models import (
     ReliabilityDelta,
     Verdict,
 )
+from axis_eval.runs.judge_noise import combined_band
 from axis_eval.runs.store import read_readable
 
 DEFAULT_NAME = "default"
@@ -155,6 +162,8 @@ def entry_from_pair(pair: PairEntry, report: ReportManifest) -> BaselineEntry | 
         return None
     scores = run_composites(pair)
     tokens = pair.token_usage.total if pair.token_usage else 0
+    noise = pair.judge_noise
+    head = noise.scores.get("axisScore") if noise else None
     return BaselineEntry(
         axis_score=score.axis_score,
         goal_achievement=score.goal_achievement or 0,
@@ -169,6 +178,8 @@ def entry_from_pair(pair: PairEntry, report: ReportManifest) -> BaselineEntry | 
         run_scores=scores or [float(score.axis_score)],
         stdev=sample_stdev(scores),
         reliability=pair.reliability or reliability(pair.runs),
+        judge_stdev=head.judge_stdev if head else None,
+        rejudged=noise.rejudge if noise and head and head.judge_stdev is not None else None,
     )
 
 
@@ -257,7 +268,7 @@ def _compare_pair(entry: BaselineEntry, pair: PairEntry) -> ComparisonEntry:
     if score is not None and (score.withheld or score.axis_score is None):
         score = None
     current = None if score is None or score.axis_score is None else float(score.axis_score)
-    band = noise_band(entry.stdev)
+    band = combined_band(entry.stdev, entry.judge_stdev)
     delta = None if current is None else round(current - entry.axis_score, 2)
     verdict: Verdict
     if delta is None:
@@ -297,6 +308,7 @@ def _compare_pair(entry: BaselineEntry, pair: PairEntry) -> ComparisonEntry:
         baseline_runs=entry.run_count,
         current_runs=pair.run_count,
         stdev=entry.stdev,
+        judge_stdev=entry.judge_stdev,
         verdict=verdict,
         score_regressed=verdict == "regressed",
         reliability=rel,

@@ -172,6 +172,18 @@ class ReportWriter:
         base = entry.dir or legacy_pair_dir(*job.pair_key)
         return run_in(base, job.run_index, job.run_count)
 
+    def add_jobs(self, jobs: list[JobSpec]) -> None:
+        """Adaptive repeats: more runs for their pairs (not started yet, each pair's
+        ``runCount`` the new total); :attr:`pending` becomes these jobs."""
+        for job in jobs:
+            entry = self._pairs[job.pair_key]
+            entry.runs.append(run_entry.not_started(job, dir=self._run_folder(job)))
+            entry.run_count = max(entry.run_count, job.run_count)
+            entry.resolved_config["runCount"] = entry.run_count
+            refresh_pair(entry, self.gate)
+        self.pending = list(jobs)
+        self.flush()
+
     def unscored(self) -> list[tuple[JobSpec, RunEntry]]:
         """Kept completed runs with no score (they finished in a ``--no-score`` run)."""
         return [(job, r) for job, r in self.kept if r.status == "completed" and r.score is None]

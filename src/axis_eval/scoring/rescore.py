@@ -13,6 +13,11 @@ The workspace of every run is gone, so:
   adapter is loaded (``--judge <agent>``, or the resumed run's judges) on the transcript
   alone. Its deterministic checks cannot run any more: with ``run`` checks it is withheld.
 
+With ``rejudge=K`` (``--rejudge K``) each scored run's transcript is then judged K more
+times by the same judge, the answer cache bypassed (:mod:`axis_eval.scoring.rejudge`):
+``RescoredRun.rejudged`` holds those K scores; ``runs.judge_noise`` turns them into the
+judge's spread.
+
 Nothing here writes: :func:`rescore_report` returns the new scores and the caller stores
 them (``result.json``'s ``run.score``, the manifest, ``verdicts.json``).
 """
@@ -45,9 +50,15 @@ from axis_eval.scoring.judge_agent import load_judge_adapters
 from axis_eval.scoring.models import (
     CalibrationConfig,
     CheckVerdict,
+    JudgeSpend,
     JudgeVerdicts,
     NecessityVerdict,
     ScoreResult,
+)
+from axis_eval.scoring.rejudge import (
+    RejudgeEstimate as RejudgeEstimate,
+    estimate_rejudge as estimate_rejudge,
+    judge_model_server as judge_model_server,
 )
 from axis_eval.scoring.retry import RetryPolicy
 from axis_eval.scoring.scorer import JudgeScorer
@@ -82,6 +93,12 @@ class RescoredRun:
     """Why a run got no score."""
     sparse_index: SparseIndex | None = None
     """The index the judges saw (saved as ``sparse-index.txt`` when the run has none)."""
+    rejudged: list[ScoreResult] = field(default_factory=list)
+    """``--rejudge K``: the K new scores of the same transcript (the cache bypassed)."""
+    rejudge_spend: list[JudgeSpend] = field(default_factory=list)
+    """What each of those judgments cost (who judged, tokens, simulated or not)."""
+    rejudge_note: str | None = None
+    """Why a scored run was not re-judged."""
 
 
 @dataclass
@@ -95,6 +112,13 @@ class RescoreResult:
     cached_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    rejudge: int = 0
+    """K of ``--rejudge K`` (0: no re-judging)."""
+
+    @property
+    def rejudge_spend(self) -> list[JudgeSpend]:
+        """Every re-judgment's spend, over the runs."""
+        return [s for r in self.runs for s in r.rejudge_spend]
 
 
 def verdicts_from_score(score: ScoreResult) -> JudgeVerdicts:
@@ -143,10 +167,20 @@ def _deterministic(spec: JobSpec, stored: JudgeVerdicts | None) -> dict[int, Che
 
 
 class _Rescorer:
-    def __init__(self, scorer: JudgeScorer, judge: str | None, judging: Any) -> None:
+    def __init__(
+        self,
+        scorer: JudgeScorer,
+        judge: str | None,
+        judging: Any,
+        fresh: JudgeScorer | None = None,
+        rejudge: int = 0,
+    ) -> None:
         self.scorer = scorer
         self.judge = judge
         self.judging = judging
+        self.fresh = fresh
+        """The re-judging scorer: the same judges, no answer cache."""
+        self.rejudge = rejudge
 
     async def run(self, folder: Path, entry: RunEntry) -> RescoredRun:
         result = RunResult.model_validate_json((folder / entry.dir / RESULT_FILE).read_bytes())
@@ -191,7 +225,52 @@ class _Rescorer:
         base.score = score_from_verdicts(
             transcript, index, verdicts, self.scorer.weights, self.scorer.calibration
         )
+        if self.rejudge and self.fresh is not None:
+            await self._rejudge(base, choice, transcript, index, spec, deterministic)
         return base
+
+    async def _rejudge(
+        self,
+        base: RescoredRun,
+        choice: JudgeChoice,
+        transcript: Transcript,
+        index: SparseIndex,
+        spec: JobSpec,
+        deterministic: dict[int, CheckVerdict],
+    ) -> None:
+        """Judge the run's transcript ``self.rejudge`` more times, one after another."""
+        assert self.fresh is not None
+        score = base.score
+        if score is None or score.withheld or score.axis_score is None:
+            base.rejudge_note = f"run #{base.run_index}: not re-judged (no score to compare)"
+            return
+        if (
+            choice.kind == "agent"
+            and choice.agent
+            and choice.agent.adapter not in self.fresh.adapters
+        ):
+            base.rejudge_note = (
+                f"run #{base.run_index}: not re-judged (judge agent {choice.label} is not "
+                "loaded; pass --judge <agent> or use an API judge)"
+            )
+            return
+        for _ in range(self.rejudge):
+            verdicts = await self.fresh.verdicts_for(
+                transcript,
+                index,
+                spec.scenario,
+                spec.agent,
+                deterministic,
+                workspace=None,
+                choice=choice,
+            )
+            base.rejudged.append(
+                score_from_verdicts(
+                    transcript, index, verdicts, self.scorer.weights, self.scorer.calibration
+                )
+            )
+            if verdicts.spend is not None:
+                base.rejudge_spend.append(verdicts.spend)
 
     async def _verdicts(
         self,
@@ -269,11 +348,15 @@ async def rescore_report(
     calibration: CalibrationConfig | None = None,
     use_cache: bool = True,
     policy: RetryPolicy | None = None,
+    rejudge: int = 0,
+    model_server_url: str | None = None,
 ) -> RescoreResult:
     """Score every run of the report in ``report_dir`` again (nothing is written).
 
     ``weights`` default to the config's ``settings.scoring_weights``; ``judge`` is
     ``--judge``. Transcripts on disk are already redacted; ``redactor`` adds more secrets.
+    ``rejudge``: judge each scored run K more times, the cache bypassed. ``model_server_url``:
+    the embedded scripted model server (API judges without ``base_url`` ask it).
 
     Raises:
         PreflightError: ``--judge`` names an agent whose adapter cannot load.
@@ -283,20 +366,22 @@ async def rescore_report(
     judging = loaded.config.judging
     override = choose_judge(judging, _ANY_AGENT, judge) if judge is not None else None
     names = [override.agent.adapter] if override and override.agent else []
-    scorer = JudgeScorer(
-        judging=judging,
-        config_dir=loaded.config_dir,
-        adapters=load_judge_adapters(loaded, adapters or {}, names),
-        parent_env=environ,
-        redactor=redactor,
-        weights=weights if weights is not None else weights_of(loaded.config),
-        calibration=calibration,
-        judge_override=judge,
-        use_cache=use_cache,
-        policy=policy,
-    )
-    rescorer = _Rescorer(scorer, judge, judging)
-    out = RescoreResult()
+    options: dict[str, Any] = {
+        "judging": judging,
+        "config_dir": loaded.config_dir,
+        "adapters": load_judge_adapters(loaded, adapters or {}, names),
+        "parent_env": environ,
+        "redactor": redactor,
+        "weights": weights if weights is not None else weights_of(loaded.config),
+        "calibration": calibration,
+        "judge_override": judge,
+        "policy": policy,
+        "model_server_url": model_server_url,
+    }
+    scorer = JudgeScorer(**options, use_cache=use_cache)
+    fresh = JudgeScorer(**options, use_cache=False) if rejudge > 0 else None
+    rescorer = _Rescorer(scorer, judge, judging, fresh, rejudge)
+    out = RescoreResult(rejudge=rejudge)
     for pair in manifest.results:
         for entry in pair.runs:
             run = await rescorer.run(report_dir, entry)
@@ -310,4 +395,5 @@ async def rescore_report(
     out.notes = sorted(
         {n for r in out.runs if r.verdicts for n in r.verdicts.notes if "reused" in n}
     )
+    out.notes += [r.rejudge_note for r in out.runs if r.rejudge_note]
     return out
