@@ -46,10 +46,12 @@ FORMATS = {
     "axis_eval.execute.models",
     "axis_eval.transcript.models",
     "axis_eval.scoring.models",
+    "axis_eval.scoring.panel_models",
     "axis_eval.runs.baseline_models",
     "axis_eval.report.models",
     "axis_eval.report.judge_noise_models",
     "axis_eval.report.adaptive_models",
+    "axis_eval.report.panel_models",
 }
 """The file formats and the job's serializable spec and outcome."""
 
@@ -173,6 +175,7 @@ READS_FROM_ABOVE = {
     ("runs", "axis_eval.report.models"): "runs writes report.json, the report's format",
     ("runs", "axis_eval.report.judge_noise_models"): "re-judging writes a pair's judgeNoise",
     ("runs", "axis_eval.report.adaptive_models"): "adaptive repeats write a pair's adaptive",
+    ("runs", "axis_eval.report.panel_models"): "the panel's agreement of a pair and the suite",
     ("scoring", "axis_eval.report.models"): "rescoring reads a saved run's entry",
 }
 """Every format a stage reads from a stage above it, and why: a new one is a deliberate

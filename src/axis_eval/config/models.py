@@ -2,7 +2,15 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Tag, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from axis_eval._util.defaults import empty_list
 from axis_eval.config._base import (
@@ -201,8 +209,29 @@ class Settings(InputModel):
     remotes: RemotesSettings | None = None
 
 
+DEFAULT_PANEL_MARGIN = 25.0
+"""Points (0–100, a check's 0–10 grade × 10) by which a panel's grades may differ unflagged."""
+
+
+class PanelJudge(InputModel):
+    """One API member of ``judging.panel`` with its own server or key variable."""
+
+    model: NonEmptyStr
+    """``anthropic:<model>`` or ``openai:<model>``."""
+    base_url: NonEmptyStr | None = None
+    """Default: ``judging.base_url``."""
+    api_key_env: EnvName | None = None
+    """Default: ``judging.api_key_env``, then the provider's variable."""
+
+
+PanelEntry = NonEmptyStr | PanelJudge
+"""A string is read as ``--judge`` is (``provider:model``, or a ``judging.agents`` name or an
+adapter name); an object is an API judge of its own."""
+
+
 class Judging(InputModel):
-    """Who judges: an API model, or agents (the first whose adapter differs from the run's)."""
+    """Who judges: an API model, or agents (the first whose adapter differs from the run's);
+    or a ``panel`` of judges whose median grade per check counts."""
 
     agents: list[AgentEntry] | None = Field(default=None, min_length=1)
     model: NonEmptyStr | None = None
@@ -226,6 +255,13 @@ class Judging(InputModel):
     max_attempts: Annotated[int, Field(strict=True), Bounds(ge=1, le=20)] = DEFAULT_JUDGE_ATTEMPTS
     """Tries per call on 429, 5xx, timeouts and connection errors before the score is
     withheld."""
+    panel: list[PanelEntry] | None = Field(default=None, min_length=2, max_length=9)
+    """2–9 judges that each grade every run; a check's grade is their median, and the
+    report shows their agreement (Krippendorff's alpha, docs/statistics.md)."""
+    panel_margin: Annotated[float, Bounds(ge=0, le=100)] = Field(
+        default=DEFAULT_PANEL_MARGIN, validation_alias=AliasChoices("panel_margin", "panelMargin")
+    )
+    """A check is flagged when its panel grades (× 10, points) differ by more than this."""
 
 
 class ModelServerSettings(InputModel):

@@ -22,6 +22,7 @@ from axis_eval.config.sandbox import SandboxKind
 from axis_eval.execute.models import MachineLoad
 from axis_eval.report.adaptive_models import AdaptiveStop
 from axis_eval.report.judge_noise_models import JudgeNoise
+from axis_eval.report.panel_models import PanelAgreement
 from axis_eval.scoring.models import ScoreResult
 
 SCHEMA_VERSION = 1
@@ -227,15 +228,12 @@ class PairEntry(OutputModel):
     """``axis score --rejudge K``: the judge's spread beside the runs' (None: not re-judged)."""
     adaptive: AdaptiveStop | None = None
     """Adaptive repeats (``runs: auto``): runs taken and why they stopped."""
+    panel: PanelAgreement | None = None  # judging.panel: its agreement (None: no panel)
 
 
 class Spend(OutputModel):
-    """What a report's runs cost, over every run (not only representatives).
-
-    Usage answered by the embedded scripted model server (runs and judges marked
-    ``costSimulated``) spent nothing: it is never summed into the costs, only counted in
-    the ``simulated*`` fields.
-    """
+    """What a report's runs cost, over every run; simulated usage (``costSimulated``: the
+    scripted model server) is never summed into the costs, only counted apart."""
 
     agent_cost_usd: float | None = None
     """The agents' real spend; None when no real run reported or estimated a cost."""
@@ -273,6 +271,7 @@ class Summary(OutputModel):
     """Real spend, and simulated usage apart from it."""
     agent_intervals: list[AgentInterval] | None = None
     """Per agent: its mean composite over the scenarios, clustered by scenario."""
+    panel: PanelAgreement | None = None  # judging.panel over every pair's runs
 
 
 class LoadFailureEntry(OutputModel):

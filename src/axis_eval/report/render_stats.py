@@ -11,6 +11,7 @@ from axis_eval.report.models import (
     ScoreInterval,
     Summary,
 )
+from axis_eval.report.panel_models import FlaggedCheck, PanelAgreement
 
 _LABELS = {
     "axisScore": "AXIS",
@@ -32,8 +33,9 @@ def _mean_ci(i: ScoreInterval) -> str:
 def interval_lines(entry: PairEntry) -> list[str]:
     """Under a pair with 3+ scored runs: its 95 % t intervals for the means of the
     composite and each dimension, then the exact order-statistic interval for the median
-    composite and that interval's coverage; then, re-judged, :func:`judge_noise_lines`."""
-    return _interval_lines(entry) + judge_noise_lines(entry)
+    composite and that interval's coverage; then, re-judged, :func:`judge_noise_lines`;
+    then, judged by a panel, :func:`panel_lines`."""
+    return _interval_lines(entry) + judge_noise_lines(entry) + panel_lines(entry.panel)
 
 
 def _sd(value: float | None) -> str:
@@ -102,11 +104,59 @@ def agent_interval_text(interval: AgentInterval) -> str:
 
 
 def suite_lines(summary: Summary) -> list[str]:
-    """``  Per agent:   codex 84.2 [77.9, 90.5] (4 scenarios, 12 runs)`` (95 %, clustered)."""
+    """``  Per agent:   codex 84.2 [77.9, 90.5] (4 scenarios, 12 runs)`` (95 %, clustered);
+    then, judged by a panel, :func:`suite_panel_lines`."""
     if not summary.agent_intervals:
-        return []
+        return suite_panel_lines(summary)
     texts = [agent_interval_text(i) for i in summary.agent_intervals]
-    return ["  Per agent:  mean AXIS, 95% t clustered by scenario: " + " · ".join(texts)]
+    head = "  Per agent:  mean AXIS, 95% t clustered by scenario: " + " · ".join(texts)
+    return [head, *suite_panel_lines(summary)]
+
+
+def _alpha(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def panel_text(panel: PanelAgreement) -> str:
+    """``panel of 3 (a, b, c): α 0.62 over 6 check grades · a–b 0.80 · a–c 0.41 · …``."""
+    pairs = " · ".join(f"{'–'.join(p.members)} {_alpha(p.alpha)}" for p in panel.pairs)
+    return (
+        f"panel of {len(panel.members)} ({', '.join(panel.members)}): Krippendorff α "
+        f"{_alpha(panel.alpha)} over {panel.units} check grade{'s' if panel.units != 1 else ''}"
+        + (f" · pairs: {pairs}" if len(panel.members) > 2 else "")
+    )
+
+
+def flagged_text(flag: FlaggedCheck, margin: float) -> str:
+    """``⚠ panel disagrees on run #1 "tests pass": a 10 · b 5 (50 points > 25)``."""
+    where = f"{flag.scenario_key} × {flag.agent_name} " if flag.scenario_key else ""
+    grades = " · ".join(f"{m} {g}" for m, g in flag.grades.items())
+    return (
+        f"⚠ panel disagrees on {where}run #{flag.run_index} {flag.check!r}: {grades} "
+        f"({_n(flag.spread)} points > {_n(margin)})"
+    )
+
+
+def panel_lines(panel: PanelAgreement | None, indent: str = "    ") -> list[str]:
+    """Under a pair judged by a panel: its agreement, then one line per flagged check."""
+    if panel is None:
+        return []
+    return [indent + panel_text(panel)] + [
+        indent + flagged_text(f, panel.margin) for f in panel.flagged
+    ]
+
+
+def suite_panel_lines(summary: Summary) -> list[str]:
+    """``  Panel:  panel of 3 (…): Krippendorff α 0.62 over 18 check grades …`` and the
+    count of flagged checks over every pair."""
+    panel = summary.panel
+    if panel is None:
+        return []
+    flagged = len(panel.flagged)
+    return [
+        f"  Panel:  {panel_text(panel)} · {flagged} check grade{'s' if flagged != 1 else ''} "
+        f"flagged (> {_n(panel.margin)} points apart)"
+    ]
 
 
 def delta_cell(interval: DeltaInterval | None) -> str:

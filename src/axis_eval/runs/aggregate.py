@@ -29,6 +29,7 @@ from axis_eval.report.models import (
     SpreadStats,
     Summary,
 )
+from axis_eval.runs.agreement import pair_agreement, suite_agreement
 from axis_eval.runs.intervals import (
     agent_intervals,
     pair_intervals,
@@ -226,6 +227,7 @@ def refresh_pair(entry: PairEntry, gate: PassGate | None = None) -> None:
     entry.pass_rates = pass_rates(entry.runs, gate)
     entry.intervals = pair_intervals(entry.runs)
     entry.load_warning = load_warning(entry.runs)
+    entry.panel = pair_agreement(entry.runs)
     gate_failed = entry.pass_rates is not None and entry.pass_rates.gate_failed
     if gate_failed and entry.status == "completed":
         entry.status = "failed"
@@ -278,6 +280,7 @@ def summarize(pairs: Sequence[PairEntry], skipped: int, load_failures: int) -> S
         average_axis_score=round(statistics.fmean(heads)) if heads else None,
         spend=spend_of(runs),
         agent_intervals=agent_intervals(pairs),
+        panel=suite_agreement(pairs),
     )
 
 

@@ -151,6 +151,7 @@ def score_from_verdicts(
         judge=verdicts.spend or JudgeSpend(),
         chunks=verdicts.chunks,
         notes=notes,
+        panel=verdicts.panel,
     )
 
 

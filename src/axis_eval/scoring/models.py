@@ -20,6 +20,7 @@ from pydantic import Field, field_validator, model_validator
 
 from axis_eval._types import Category, OutputModel, round_half_up
 from axis_eval._util.defaults import empty_list
+from axis_eval.scoring.panel_models import PanelGrades
 
 SCORE_SCHEMA_VERSION = 1
 
@@ -129,6 +130,8 @@ class JudgeVerdicts(OutputModel):
     """Things to tell the reader (chunking, reused verdicts …)."""
     withheld_reason: str | None = None
     """Set when the judge failed for good: the score is withheld, never zero or invented."""
+    panel: PanelGrades | None = None
+    """``judging.panel``: every member's grades; ``checks`` hold their medians."""
 
     @model_validator(mode="after")
     def _unique_audits(self) -> "JudgeVerdicts":
@@ -250,6 +253,8 @@ class ScoreResult(OutputModel):
     chunks: int = Field(default=1, ge=0)
     """Transcript pieces the judges read (0: no judge called)."""
     notes: list[str] = Field(default_factory=empty_list)
+    panel: PanelGrades | None = None
+    """``judging.panel``: every member's grades; ``checks`` hold their medians."""
 
     @model_validator(mode="after")
     def _withheld_has_no_numbers(self) -> "ScoreResult":

@@ -16,6 +16,7 @@ its reason, never a zero.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Mapping
@@ -48,6 +49,7 @@ from axis_eval.scoring.judge import (
 from axis_eval.scoring.judge_agent import AgentJudge, load_judge_adapters
 from axis_eval.scoring.judge_api import ApiJudge, api_key_for
 from axis_eval.scoring.models import CalibrationConfig, CheckVerdict, JudgeVerdicts, ScoreResult
+from axis_eval.scoring.panel import combine, panel_choices
 from axis_eval.scoring.retry import AdaptiveLimiter, RetryPolicy
 from axis_eval.transcript.models import Transcript
 from axis_eval.transcript.sparse_index import SparseIndex, build_sparse_index
@@ -216,7 +218,28 @@ class JudgeScorer:
         if not judged and not index.interactions:
             checks = [deterministic[c.position] for c in rubric if c.position in deterministic]
             return JudgeVerdicts(checks=checks, chunks=0)
+        panel = self._panel(agent, choice)
+        if panel:
+            members = await asyncio.gather(
+                *(
+                    self._one_judge(transcript, index, scenario, deterministic, workspace, m)
+                    for m in panel
+                )
+            )
+            return combine(panel, members, self.settings.panel_margin)
         choice = choice or choose_judge(self._judging, agent, self.judge_override)
+        return await self._one_judge(transcript, index, scenario, deterministic, workspace, choice)
+
+    async def _one_judge(
+        self,
+        transcript: Transcript,
+        index: SparseIndex,
+        scenario: Scenario,
+        deterministic: Mapping[int, CheckVerdict],
+        workspace: Path | None,
+        choice: JudgeChoice,
+    ) -> JudgeVerdicts:
+        rubric = rubric_of(scenario)
         choice = on_model_server(choice, self.model_server_url)
         simulated = judged_on_model_server(choice, self.model_server_url)
         meter = SpendMeter(choice=choice, simulated=simulated)
@@ -243,6 +266,15 @@ class JudgeScorer:
             return JudgeVerdicts(
                 checks=checks, spend=meter.spend(), withheld_reason=exc.message, chunks=0
             )
+
+    def _panel(self, agent: AgentSpec, choice: JudgeChoice | None) -> list[JudgeChoice]:
+        """The panel's members (``judging.panel``) for a default judgment: no ``--judge``,
+        and ``choice`` unset or the default judge (a re-score's)."""
+        if not self.settings.panel or self.judge_override is not None:
+            return []
+        if choice is not None and choice.key != choose_judge(self._judging, agent).key:
+            return []
+        return panel_choices(self._judging, agent)
 
     def _judge_for(self, choice: JudgeChoice) -> Judge:
         judge = self._judges.get(choice.key)
@@ -301,9 +333,12 @@ def preflight_judging(
             load or lacks a variable it needs.
         ConfigError: a malformed ``provider:model``.
     """
+    judging = loaded.config.judging
     found = [
-        on_model_server(choose_judge(loaded.config.judging, a, judge_override), model_server_url)
+        on_model_server(c, model_server_url)
         for a in agents
+        for c in (panel_choices(judging, a) if judge_override is None else [])
+        or [choose_judge(judging, a, judge_override)]
     ]
     choices = list({c.key: c for c in found}.values())
     names = [c.agent.adapter for c in choices if c.kind == "agent" and c.agent is not None]
