@@ -34,6 +34,7 @@ from axis_eval.execute.scripted_model import EmbeddedModelServer
 from axis_eval.planning.models import JobSpec
 from axis_eval.report.models import RESULT_FILE, ReportManifest, RunResult
 from axis_eval.scoring.judge import choose_judge, judged_on_model_server, on_model_server
+from axis_eval.scoring.panel import panel_choices
 from axis_eval.transcript.models import Transcript
 from axis_eval.transcript.sparse_index import build_sparse_index
 
@@ -116,32 +117,37 @@ def estimate_rejudge(
             index = build_sparse_index(
                 transcript, scenario_key=spec.scenario.key, agent_name=spec.agent.name
             )
-            choice = on_model_server(choose_judge(judging, spec.agent, judge), model_server_url)
+            # A panel (no --judge): every member re-judges, each with its share of the calls.
+            members = (panel_choices(judging, spec.agent) if judge is None else []) or [
+                choose_judge(judging, spec.agent, judge)
+            ]
             judged = score.judge if score is not None else None
-            calls = max(2, judged.calls if judged else 0)
+            each_calls = max(2, (judged.calls if judged else 0) // len(members))
             usage = TokenUsage(
-                input=2 * math.ceil(len(index.render()) / 4) + calls * PROMPT_TOKENS,
-                output=calls * OUTPUT_TOKENS,
+                input=2 * math.ceil(len(index.render()) / 4) + each_calls * PROMPT_TOKENS,
+                output=each_calls * OUTPUT_TOKENS,
             )
             out.runs += 1
-            out.calls += calls * rejudge
-            out.input_tokens += usage.input * rejudge
-            out.output_tokens += usage.output * rejudge
-            if choice.label not in out.judges:
-                out.judges.append(choice.label)
-            if judged_on_model_server(choice, model_server_url):
-                continue
-            all_simulated = False
-            model = choice.model
-            if choice.kind == "agent" and choice.agent is not None:
-                model = choice.agent.model
-            each = estimate_cost(model, usage)
-            if each is None:
-                if choice.label not in out.unpriced:
-                    out.unpriced.append(choice.label)
-                continue
-            cost += each * rejudge
-            priced = True
+            for member in members:
+                choice = on_model_server(member, model_server_url)
+                out.calls += each_calls * rejudge
+                out.input_tokens += usage.input * rejudge
+                out.output_tokens += usage.output * rejudge
+                if choice.label not in out.judges:
+                    out.judges.append(choice.label)
+                if judged_on_model_server(choice, model_server_url):
+                    continue
+                all_simulated = False
+                model = choice.model
+                if choice.kind == "agent" and choice.agent is not None:
+                    model = choice.agent.model
+                each = estimate_cost(model, usage)
+                if each is None:
+                    if choice.label not in out.unpriced:
+                        out.unpriced.append(choice.label)
+                    continue
+                cost += each * rejudge
+                priced = True
     out.simulated = out.runs > 0 and all_simulated
     out.cost_usd = round(cost, 4) if priced else None
     return out

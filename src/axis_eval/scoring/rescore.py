@@ -248,6 +248,7 @@ class _Rescorer:
             choice.kind == "agent"
             and choice.agent
             and choice.agent.adapter not in self.fresh.adapters
+            and not self.fresh.panel_for(spec.agent, choice)
         ):
             base.rejudge_note = (
                 f"run #{base.run_index}: not re-judged (judge agent {choice.label} is not "
@@ -284,7 +285,8 @@ class _Rescorer:
         has_runs = any(c.run for c in rubric_of(spec.scenario))
         # Never judged (no stored verdicts): ask the judge, whatever it is; an agent judge
         # then sees the transcript alone, as with `--judge <agent>`.
-        ask_again = choice.kind == "api" or self.judge is not None or stored is None
+        panel = stored is not None and stored.panel is not None  # its API members: cached
+        ask_again = choice.kind == "api" or self.judge is not None or stored is None or panel
         if not ask_again:
             assert stored is not None
             notes = [*stored.notes, REUSED_AGENT] + ([REUSED_CHECKS] if has_runs else [])
@@ -300,7 +302,7 @@ class _Rescorer:
         )
         if has_runs:
             verdicts.notes.append(REUSED_CHECKS)
-        if choice.kind == "agent":
+        if choice.kind == "agent" and verdicts.panel is None:
             verdicts.notes.append(
                 f"judge agent {choice.label} judged the transcript alone (the workspace is gone)"
             )

@@ -218,7 +218,7 @@ class JudgeScorer:
         if not judged and not index.interactions:
             checks = [deterministic[c.position] for c in rubric if c.position in deterministic]
             return JudgeVerdicts(checks=checks, chunks=0)
-        panel = self._panel(agent, choice)
+        panel = self.panel_for(agent, choice)
         if panel:
             members = await asyncio.gather(
                 *(
@@ -267,7 +267,7 @@ class JudgeScorer:
                 checks=checks, spend=meter.spend(), withheld_reason=exc.message, chunks=0
             )
 
-    def _panel(self, agent: AgentSpec, choice: JudgeChoice | None) -> list[JudgeChoice]:
+    def panel_for(self, agent: AgentSpec, choice: JudgeChoice | None) -> list[JudgeChoice]:
         """The panel's members (``judging.panel``) for a default judgment: no ``--judge``,
         and ``choice`` unset or the default judge (a re-score's)."""
         if not self.settings.panel or self.judge_override is not None:
