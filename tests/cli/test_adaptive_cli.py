@@ -66,6 +66,12 @@ def test_steady_pair_stops_at_min_and_flaky_pair_runs_to_max(tmp_path: Path, axi
     assert flaky["runCount"] == 7 and [r["runIndex"] for r in flaky["runs"]] == list(range(1, 8))
     assert flaky["adaptive"]["reason"] == "max reached"
     assert flaky["adaptive"]["looks"] == [3, 5, 7] and flaky["adaptive"]["width"] > 5
+    # The terminal (and the HTML page, from the same lines) says where each pair stopped.
+    shown = axis("reports", "latest", cwd=root).stdout
+    assert "adaptive (t, target 5, up to 7): 3 runs, width 0 [100, 100]: target reached" in shown
+    width = round(flaky["adaptive"]["width"], 1)
+    assert f"adaptive (t, target 5, up to 7): 7 runs, width {width:g} [" in shown
+    assert "]: max reached" in shown
     # Every run has its own folder and the representative is one of the final runs.
     assert all(
         (root / ".axis" / "reports" / report["reportId"] / r["dir"]).is_dir() for r in flaky["runs"]

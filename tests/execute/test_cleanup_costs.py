@@ -156,7 +156,7 @@ async def test_a_scan_skips_the_other_jobs_agents_but_still_finds_its_own(
     a = await spawn(ProcessSpec(["/bin/sh", "-c", "setsid sleep 30 & sleep 30"], "/", env, mine))
     b = await spawn(ProcessSpec(["/bin/sh", "-c", "sleep 30"], "/", env, other))
     try:
-        for _ in range(100):  # until the setsid'd child is there
+        for _ in range(500):  # until the setsid'd child is there (10 s: a busy box)
             if len(marked_pids(mine)) == 3:
                 break
             await asyncio.sleep(0.02)

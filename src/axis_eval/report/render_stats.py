@@ -35,7 +35,26 @@ def interval_lines(entry: PairEntry) -> list[str]:
     composite and each dimension, then the exact order-statistic interval for the median
     composite and that interval's coverage; then, re-judged, :func:`judge_noise_lines`;
     then, judged by a panel, :func:`panel_lines`."""
-    return _interval_lines(entry) + judge_noise_lines(entry) + panel_lines(entry.panel)
+    return (
+        adaptive_lines(entry)
+        + _interval_lines(entry)
+        + judge_noise_lines(entry)
+        + panel_lines(entry.panel)
+    )
+
+
+def adaptive_lines(entry: PairEntry) -> list[str]:
+    """An adaptive pair's stop: how many runs it took, the interval there, and why."""
+    stop = entry.adaptive
+    if stop is None:
+        return []
+    width = "" if stop.width is None else f", width {_n(stop.width)}"
+    where = "" if stop.low is None or stop.high is None else f" [{_n(stop.low)}, {_n(stop.high)}]"
+    why = stop.reason or "still adding runs"
+    return [
+        f"    adaptive ({stop.rule}, target {_n(stop.target)}, up to {stop.max}): "
+        f"{stop.runs} runs{width}{where}: {why}"
+    ]
 
 
 def _sd(value: float | None) -> str:
