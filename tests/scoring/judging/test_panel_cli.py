@@ -118,6 +118,8 @@ def test_a_panel_grades_by_median_and_reports_its_agreement(
         line for d in decoded if isinstance(d, dict) for line in d.get("statsLines", [])
     )
     assert "Krippendorff α 0.23" in stats and "panel disagrees on run #1" in stats
+    assert "Judge panel agreement (the whole run)" in page  # the suite's line, on the page
+    assert "1 check grade flagged (&gt; 25 points apart)" in page
 
     # A re-score asks the panel again, through the cache: every member's answers are
     # found under its own identity, none makes a call (one shared key would hand all three

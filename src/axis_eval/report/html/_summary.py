@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from axis_eval.report.html._charts import AgentBar, agent_bars, band
 from axis_eval.report.html._markup import EMPTY, Markup, fragments
 from axis_eval.report.models import PairEntry, ReportManifest, RunEntry
-from axis_eval.report.render_stats import agent_interval_text
+from axis_eval.report.render_stats import agent_interval_text, suite_panel_lines
 from axis_eval.runs.spend import agent_text, judge_text, spend_of
 from axis_eval.transcript.sparse_index import format_ms
 
@@ -240,6 +240,10 @@ def notes(manifest: ReportManifest, comparison: BaselineComparison | None) -> Ma
     if intervals:
         title = "Mean AXIS per agent (95 % t interval, clustered by scenario)"
         out.append(fragment("list", title=title, items=_items(map(agent_interval_text, intervals))))
+    panel = suite_panel_lines(manifest.summary)
+    if panel:
+        title = "Judge panel agreement (the whole run)"
+        out.append(fragment("list", title=title, items=_items(t.strip() for t in panel)))
     loaded = [
         f"{p.scenario_key} · {p.agent_name}: {line}"
         for p in manifest.results
