@@ -114,6 +114,20 @@ def test_agent_interval_clustered_by_scenario() -> None:
     assert b.note == "1 scenario scored: a suite interval needs 2 or more"
 
 
+def test_interim_summaries_carry_the_suite_statistics_over() -> None:
+    # The writer's interim flushes pass the last summary: counts are recomputed, the
+    # suite-wide intervals are not (they are recomputed at the final, forced flush).
+    first = [pair(run_entry(1, 80), scenario="s1", agent="a")]
+    earlier = summarize(first, 0, 0)
+    more = [*first, pair(run_entry(1, 60), scenario="s2", agent="a")]
+    interim = summarize(more, 0, 0, statistics_of=earlier)
+    assert interim.total == 2 and interim.average_axis_score == 70
+    assert interim.agent_intervals == earlier.agent_intervals
+    final = summarize(more, 0, 0)
+    assert final.agent_intervals is not None and final.agent_intervals[0].clusters == 2
+    assert final.agent_intervals != earlier.agent_intervals
+
+
 def test_welch_interval() -> None:
     # A 70, 72, 74 and B 75, 77, 79: Δ 5; se² = 4/3 + 4/3, se = 1.633; df = 4.0 exactly;
     # half = 2.7764 × 1.633 = 4.534

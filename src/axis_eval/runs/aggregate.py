@@ -257,8 +257,20 @@ def _latest_finished(runs: Sequence[RunEntry]) -> RunEntry | None:
     return max(finished, key=lambda r: r.run_index) if finished else None
 
 
-def summarize(pairs: Sequence[PairEntry], skipped: int, load_failures: int) -> Summary:
-    """Counts over pairs and runs, and the average of representative composites."""
+def summarize(
+    pairs: Sequence[PairEntry],
+    skipped: int,
+    load_failures: int,
+    *,
+    statistics_of: Summary | None = None,
+) -> Summary:
+    """Counts over pairs and runs, and the average of representative composites.
+
+    ``statistics_of``: take the suite-wide statistics (per-agent intervals, the panel's
+    agreement) from this earlier summary instead of recomputing them. The writer's
+    interim flushes do, since those statistics cost more than the rest of a flush and
+    only the final manifest needs them current.
+    """
     runs = [r for p in pairs for r in p.runs]
     heads = [
         c
@@ -279,8 +291,10 @@ def summarize(pairs: Sequence[PairEntry], skipped: int, load_failures: int) -> S
         load_failures=load_failures,
         average_axis_score=round(statistics.fmean(heads)) if heads else None,
         spend=spend_of(runs),
-        agent_intervals=agent_intervals(pairs),
-        panel=suite_agreement(pairs),
+        agent_intervals=(
+            agent_intervals(pairs) if statistics_of is None else statistics_of.agent_intervals
+        ),
+        panel=suite_agreement(pairs) if statistics_of is None else statistics_of.panel,
     )
 
 
