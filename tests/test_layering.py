@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scoring",),
     ("runs",),
     ("report",),
+    ("export", "view"),  # read finished reports: other formats, the web app across runs
     ("pipeline", "schemas", "scaffold"),
     ("distributed",),  # an executor that needs the pipeline's adapter loading on its workers
     ("cli", "__main__", "__init__"),
