@@ -10,11 +10,13 @@ import asyncio
 import gc
 import tracemalloc
 
+from axis_eval._types import TokenUsage
 from axis_eval.config.scenario import Scenario
 from axis_eval.execute.executor import schedule
 from axis_eval.execute.job import JobContext, StopSignal
 from axis_eval.execute.models import JobOutcome
 from axis_eval.planning.models import AgentSpec, JobSpec
+from axis_eval.transcript.models import Transcript
 
 PAYLOAD_BYTES = 4 * 1024 * 1024
 
@@ -42,8 +44,11 @@ def context() -> JobContext:
 class GatedExecutor:
     """Runs a job by waiting until the test releases it; records starts and overlap."""
 
-    def __init__(self, capacity: int, payload: bool = False) -> None:
+    def __init__(self, capacity: int, payload: bool = False, *, remote: bool = False) -> None:
         self._capacity = capacity
+        self._remote = remote
+        self.fail: set[int] = set()
+        self.tokens = 0
         self.payload = payload
         self.started: list[int] = []
         self.running = 0
@@ -53,6 +58,10 @@ class GatedExecutor:
     @property
     def capacity(self) -> int:
         return self._capacity
+
+    @property
+    def remote(self) -> bool:
+        return self._remote
 
     async def execute(self, spec: JobSpec, ctx: JobContext) -> JobOutcome:
         self.started.append(spec.number)
@@ -71,7 +80,18 @@ class GatedExecutor:
             return JobOutcome(spec=spec, status="cancelled", failed=False, error=ctx.stop.reason)
         # A big stderr stands for a big transcript: the scheduler must not hold on to it.
         stderr = ("x" * PAYLOAD_BYTES + str(spec.number)) if self.payload else ""
-        return JobOutcome(spec=spec, status="completed", failed=False, stderr=stderr)
+        failed = spec.number in self.fail
+        return JobOutcome(
+            spec=spec,
+            status="failed" if failed else "completed",
+            failed=failed,
+            stderr=stderr,
+            transcript=(
+                Transcript(agent="echo", usage=TokenUsage(input=self.tokens))
+                if self.tokens
+                else None
+            ),
+        )
 
 
 async def settle(rounds: int = 20) -> None:
@@ -150,3 +170,62 @@ async def test_delivered_outcomes_are_not_kept() -> None:
     # Holding every outcome would have n payloads (48 MiB) allocated by the last delivery.
     most = max(held)
     assert most < 4 * PAYLOAD_BYTES, f"{most / 2**20:.1f} MiB held during the run"
+
+
+async def test_a_remote_executor_gets_the_next_job_before_the_last_one_is_saved() -> None:
+    """A remote hand-off is a round trip: the next job goes out, then the outcome is saved.
+    Not after a failure, nor once the finished job's tokens reach the run's budget."""
+    executor = GatedExecutor(capacity=1, remote=True)
+    executor.fail = {2}
+    ctx = context()
+    started_at_save: dict[int, list[int]] = {}
+
+    def on_result(outcome: JobOutcome) -> None:
+        started_at_save[outcome.spec.number] = list(executor.started)
+
+    task = asyncio.ensure_future(schedule(jobs(4), executor, ctx, on_result))
+    for number in (1, 2, 3):
+        await settle()
+        executor.gates.setdefault(number, asyncio.Event()).set()
+    await settle()
+    assert started_at_save[1] == [1, 2]  # job 2 was sent before job 1 was saved
+    assert started_at_save[2] == [1, 2]  # job 2 failed: job 3 waited for its save
+    assert started_at_save[3] == [1, 2, 3, 4]
+    executor.gates.setdefault(4, asyncio.Event()).set()
+    await asyncio.wait_for(task, 5)
+    assert sorted(started_at_save) == [1, 2, 3, 4]
+
+    # The budget: the finished job's tokens are counted before the next one would start.
+    budget_ctx = context()
+
+    def over_budget(job: JobSpec, total: int) -> tuple[str, str] | None:
+        budget_ctx.stop.trigger("Overall token limit reached (test)", "run_limit")
+        return None
+
+    budget_ctx.on_tokens = over_budget  # type: ignore[assignment]
+    spent = GatedExecutor(capacity=1, remote=True)
+    spent.tokens = 10
+    for number in (1, 2):
+        spent.gates[number] = asyncio.Event()
+        spent.gates[number].set()
+    saved: list[tuple[int, str]] = []
+    await asyncio.wait_for(
+        schedule(jobs(2), spent, budget_ctx, lambda o: saved.append((o.spec.number, o.status))),
+        5,
+    )
+    assert spent.started == [1]
+    assert saved == [(1, "completed"), (2, "cancelled")]
+
+
+async def test_a_local_executor_saves_before_the_next_job_starts() -> None:
+    executor = GatedExecutor(capacity=1)
+    started_at_save: dict[int, list[int]] = {}
+    for number in (1, 2):
+        executor.gates[number] = asyncio.Event()
+        executor.gates[number].set()
+
+    def on_result(outcome: JobOutcome) -> None:
+        started_at_save[outcome.spec.number] = list(executor.started)
+
+    await asyncio.wait_for(schedule(jobs(2), executor, context(), on_result), 5)
+    assert started_at_save == {1: [1], 2: [1, 2]}

@@ -115,7 +115,8 @@ async def schedule(
     """Run ``jobs`` in order, at most ``executor.capacity`` at once.
 
     Each outcome is handed to ``on_result`` (which saves it) as soon as it arrives, before
-    its worker takes the next job, and is not kept here: a run's memory must not grow with
+    its worker takes the next job (a remote executor's next job is sent first, then the
+    outcome saved: see ``worker``), and is not kept here: a run's memory must not grow with
     its transcripts. When ``ctx.stop`` fires, nothing new starts; running jobs stop and
     come back cancelled (or failed, for a run limit); jobs never started are cancelled.
     """
@@ -130,23 +131,48 @@ async def schedule(
             if maybe is not None:
                 await maybe
 
+    async def run_one(spec: JobSpec) -> JobOutcome:
+        try:
+            return await executor.execute(spec, ctx)
+        except Exception as exc:  # a harness bug must not take the other jobs down
+            return JobOutcome(
+                spec=spec,
+                status="failed",
+                failed=True,
+                error=f"internal error: {type(exc).__name__}: {exc}",
+                error_kind="internal",
+            )
+
     async def worker() -> None:
         # A fixed pool of workers instead of a task (and a semaphore race against the stop
         # event) per job: the bound holds by construction and a job costs no extra tasks.
         for spec in queue:
             if ctx.stop.event.is_set():
                 return  # never started: delivered as cancelled below
-            try:
-                outcome = await executor.execute(spec, ctx)
-            except Exception as exc:  # a harness bug must not take the other jobs down
-                outcome = JobOutcome(
-                    spec=spec,
-                    status="failed",
-                    failed=True,
-                    error=f"internal error: {type(exc).__name__}: {exc}",
-                    error_kind="internal",
-                )
+            outcome = await run_one(spec)
+            while (ahead := _hand_on(outcome)) is not None:
+                # A remote job's hand-off is a round trip to a worker that idles meanwhile:
+                # the next job goes out first, then this one is saved (one outcome in
+                # memory per slot at most). Only after a clean completion, with its tokens
+                # already counted against the run's budget, so no stop it causes is late.
+                running = asyncio.ensure_future(run_one(ahead))
+                await asyncio.sleep(0)  # let it reach its worker before the save below
+                try:
+                    await deliver(outcome)
+                except BaseException:
+                    running.cancel()
+                    raise
+                outcome = await running
             await deliver(outcome)
+
+    def _hand_on(outcome: JobOutcome) -> JobSpec | None:
+        if not executor.remote or outcome.status != "completed" or outcome.failed:
+            return None
+        if outcome.tokens:
+            ctx.on_tokens(outcome.spec, outcome.tokens)
+        if ctx.stop.event.is_set():
+            return None
+        return next(queue, None)
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(max(executor.capacity, 1), len(jobs))):
