@@ -154,6 +154,7 @@ class Cluster:
                 DASK, "worker", self.address, "--name", name, "--host", "127.0.0.1",
                 "--nthreads", str(slots), "--resources", f"slot={slots}", "--no-nanny",
                 "--no-dashboard", "--local-directory", str(self.folder / f"scratch-{name}"),
+                "--preload", "axis_eval.distributed.preload",  # as docs/distributed.md says
             ]  # fmt: skip
             self.workers.append(self._spawn(argv, name))
         while len(self.info()) < count:

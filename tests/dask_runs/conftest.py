@@ -54,10 +54,17 @@ class DaskCluster:
     workers: list[DaskWorker] = field(default_factory=list)
 
     def start_worker(
-        self, name: str, env: Mapping[str, str], *, slots: int = 4, resources: bool = True
+        self,
+        name: str,
+        env: Mapping[str, str],
+        *,
+        slots: int = 4,
+        resources: bool = True,
+        preload: bool = False,
     ) -> DaskWorker:
-        """Start one more worker (``resources``: it advertises ``slot=slots``) and wait
-        until the scheduler has it."""
+        """Start one more worker (``resources``: it advertises ``slot=slots``; ``preload``:
+        with ``--preload axis_eval.distributed.preload``) and wait until the scheduler has
+        it."""
         log = self.folder / f"worker-{name}.log"
         args = [
             str(DASK), "worker", self.address, "--name", name, "--host", "127.0.0.1",
@@ -66,6 +73,8 @@ class DaskCluster:
         ]  # fmt: skip
         if resources:
             args += ["--resources", f"slot={slots}"]
+        if preload:
+            args += ["--preload", "axis_eval.distributed.preload"]
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 args, env=dict(env), stdout=out, stderr=subprocess.STDOUT,

@@ -18,15 +18,33 @@ from .helpers import comparable, maker_project, report, runs_by_job
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
+def job_path_imported(address: str) -> dict[str, bool]:
+    """Per worker: whether axis-eval's job path is imported (before any task of a run)."""
+    from distributed import Client
+
+    with Client(address, timeout=30) as client:
+        found: dict[str, bool] = client.run(
+            lambda: "axis_eval.distributed.worker" in __import__("sys").modules
+        )
+    return found
+
+
 def test_thirty_jobs_on_two_workers_report_what_a_local_run_reports(
     dask_cluster: DaskCluster, tmp_path: Path
 ) -> None:
     e2e = tmp_path / "e2e"
     e2e.mkdir()
     workers = [
-        dask_cluster.start_worker(name, dask_env(E2E_DIR=str(e2e), MAKER_SLEEP="0.3"))
+        dask_cluster.start_worker(
+            name, dask_env(E2E_DIR=str(e2e), MAKER_SLEEP="0.3"), preload=name == "w2"
+        )
         for name in ("w1", "w2")
     ]
+    # w2 was started as docs/distributed.md recommends: the job path imported at its start.
+    assert job_path_imported(dask_cluster.address) == {
+        workers[0].address: False,
+        workers[1].address: True,
+    }
     remote = maker_project(tmp_path / "remote", 10, runs=3, e2e=e2e)
     local = maker_project(tmp_path / "local", 10, runs=3, e2e=tmp_path / "local-e2e")
     (tmp_path / "local-e2e").mkdir()

@@ -16,6 +16,7 @@ import os
 import socket
 from typing import Any
 
+from axis_eval.distributed import preload
 from axis_eval.errors import PreflightError
 
 __all__ = ["CONNECT_TIMEOUT_S", "PROBE_TIMEOUT_S", "WORKERS_TIMEOUT_S", "Cluster", "connect"]
@@ -153,6 +154,7 @@ async def connect(scheduler: str | None, workers: int | None, concurrency: int) 
         host="127.0.0.1",
         dashboard_address=None,
         resources={"slot": slots},
+        preload=[preload.MODULE],  # each worker imports the job path as it starts
         asynchronous=True,
         silence_logs=logging.ERROR,
     )
