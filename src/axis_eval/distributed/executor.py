@@ -26,6 +26,7 @@ from axis_eval.distributed import _dask, names
 from axis_eval.distributed.bundle import Bundle, build_bundle
 from axis_eval.distributed.caches import plan_caches
 from axis_eval.distributed.cluster import Cluster, connect
+from axis_eval.distributed.placement import Placement
 from axis_eval.distributed.ticket import RunTicket
 from axis_eval.errors import PreflightError
 from axis_eval.execute.job import JobContext, cancelled_outcome, infrastructure_outcome
@@ -74,8 +75,6 @@ class DaskExecutor:
         self.concurrency = concurrency
         self.grace_s = grace_s
         self.score = score
-        self.slots: dict[str, int] = {}
-        """Each worker's slots, as pre-flight found them."""
         self._cluster: Cluster | None = None
         self._bundle: Bundle | None = None
         self._bundle_future: Any = None
@@ -84,13 +83,21 @@ class DaskExecutor:
         self._ctx: JobContext | None = None
         self._watch: asyncio.Task[None] | None = None
         self._closed = False
-        self._busy: dict[str, int] = {}
-        """Jobs placed on each worker and not back yet."""
+        self._placement = Placement(concurrency)
+        self._plan: Plan | None = None
+        self._checks: set[asyncio.Task[None]] = set()
+        """Pre-flight checks of workers that joined during the run."""
         self._refreshed = 0.0
 
     @property
     def capacity(self) -> int:
-        return max(1, min(self.concurrency, sum(self.slots.values()) or 1))
+        """Jobs out at once (:attr:`.placement.Placement.capacity`)."""
+        return self._placement.capacity
+
+    @property
+    def slots(self) -> dict[str, int]:
+        """The slots of each worker the run uses (pre-flight's, then the live ones)."""
+        return self._placement.slots
 
     @property
     def remote(self) -> bool:
@@ -136,19 +143,21 @@ class DaskExecutor:
             self._cluster.workers(),
         )
         self._ticket = self._make_ticket(plan, environ, model_server_url, job_env or {})
-        self.slots = {address: int(res.get(SLOT, 0)) for address, res in workers.items()}
+        found = {address: int(res.get(SLOT, 0)) for address, res in workers.items()}
+        self._placement.start(found)
+        self._plan = plan
         warnings = [
             f"Dask worker {address} advertises no `{SLOT}` resource: it gets no jobs "
             f"(start it with --resources {SLOT}=N)"
-            for address, n in self.slots.items()
+            for address, n in found.items()
             if n <= 0
         ]
-        if not any(n > 0 for n in self.slots.values()):
+        if not self.slots:
             raise PreflightError(
                 f"no Dask worker at {self._cluster.address} advertises the `{SLOT}` resource",
                 hint=f"start workers with `dask worker ADDRESS --nthreads N --resources {SLOT}=N`",
             )
-        facts = await self._check_workers(plan, [a for a, n in self.slots.items() if n > 0])
+        facts = await self._check_workers(plan, list(self.slots))
         problems = [f"worker {f['worker']}: {p}" for f in facts for p in f["problems"]]
         if problems:
             raise PreflightError(
@@ -284,7 +293,7 @@ class DaskExecutor:
                 text: str = await future
             finally:
                 if where is not None:
-                    self._busy[where] -= 1
+                    self._placement.release(where)
             return JobOutcome.model_validate_json(text)
         except KilledWorker as exc:
             reason = f"its worker was lost {MAX_ATTEMPTS} times: {exc}"
@@ -308,26 +317,41 @@ class DaskExecutor:
             self._specs.pop(spec.number, None)
 
     async def _place(self) -> str | None:
-        """The worker with the most free slots (None: none is known free; Dask decides).
-
-        Dask sends a task with a resource restriction to a worker at once, where it waits
-        for a free slot even while another worker idles: so the jobs are placed here, on
-        the live workers (refreshed every :data:`REFRESH_S`), and Dask only moves a job
-        whose worker was lost.
-        """
+        """The worker for the next job (:class:`.placement.Placement`), on the live
+        workers, looked up again every :data:`REFRESH_S`; a worker that joined meanwhile is
+        checked in the background before it takes jobs."""
         assert self._cluster is not None
         now = asyncio.get_running_loop().time()
         if now - self._refreshed >= REFRESH_S:
             self._refreshed = now
             with contextlib.suppress(Exception):
                 live = await self._cluster.workers(wait=False)
-                self.slots = {a: int(r.get(SLOT, 0)) for a, r in live.items()}
-        free = {a: n - self._busy.get(a, 0) for a, n in self.slots.items()}
-        best = max(free, key=lambda a: free[a], default=None)
-        if best is None or free[best] <= 0:
-            return None
-        self._busy[best] = self._busy.get(best, 0) + 1
-        return best
+                fresh = self._placement.refresh({a: int(r.get(SLOT, 0)) for a, r in live.items()})
+                for address in fresh:
+                    check = asyncio.ensure_future(
+                        self._check_late(address, int(live[address][SLOT]))
+                    )
+                    self._checks.add(check)
+                    check.add_done_callback(self._checks.discard)
+        return self._placement.place()
+
+    async def _check_late(self, address: str, slots: int) -> None:
+        """Pre-flight for a worker that joined during the run; it takes jobs if it passes."""
+        assert self._plan is not None
+        try:
+            facts = (await self._check_workers(self._plan, [address]))[0]
+        except Exception as exc:  # the cluster is going: nothing to add
+            log.warning("could not check the new Dask worker %s: %s", address, exc)
+            return
+        if facts["problems"]:
+            problems = "; ".join(facts["problems"])
+            log.warning("Dask worker %s joined but gets no jobs of this run: %s", address, problems)
+        elif not self._placement.admit(address, slots):
+            log.warning(
+                "Dask worker %s joined but gets no jobs of this run: its %d slots would let "
+                "more than --concurrency %d jobs run at once",
+                address, slots, self.concurrency,
+            )  # fmt: skip
 
     @staticmethod
     def _infrastructure(spec: JobSpec, started: str, reason: str, *, attempts: int) -> JobOutcome:
@@ -388,6 +412,8 @@ class DaskExecutor:
         if self._closed or self._cluster is None:
             return
         self._closed = True
+        for check in list(self._checks):
+            check.cancel()
         try:
             if self._ctx is not None and not self._cluster.lost():
                 # Every job is back (or the run failed): stopping the run on the workers ends
