@@ -22,9 +22,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 def _run_with_a_late_worker(
     cluster: DaskCluster, tmp_path: Path, concurrency: int
-) -> tuple[Counter[str], str, str]:
+) -> tuple[Counter[str], str, str, str]:
     """12 one-second jobs on w1 (2 slots); w2 (2 slots) joins once they run. Jobs per
-    worker address, w1's and w2's addresses, and axis run's output."""
+    worker address, w1's and w2's addresses, and axis run's output (warnings included)."""
     e2e = tmp_path / "e2e"
     e2e.mkdir()
     (e2e / "sleep").write_text("1\n")
@@ -44,14 +44,16 @@ def _run_with_a_late_worker(
     runs = runs_by_job(report(root))
     assert len(runs) == 12 and {r["status"] for r in runs.values()} == {"completed"}
     assert launched(e2e) == Counter({job[0]: 1 for job in runs})  # each exactly once
-    return Counter(r["worker"] for r in runs.values()), w1, w2
+    output = (root / "axis-cli.log").read_text()
+    return Counter(r["worker"] for r in runs.values()), w1, w2, output
 
 
 def test_a_worker_that_joins_is_checked_then_takes_jobs(
     dask_cluster: DaskCluster, tmp_path: Path
 ) -> None:
-    places, w1, w2 = _run_with_a_late_worker(dask_cluster, tmp_path, concurrency=4)
+    places, w1, w2, output = _run_with_a_late_worker(dask_cluster, tmp_path, concurrency=4)
     assert places[w2] >= 1, places  # it took jobs once its pre-flight passed
+    assert "gets no jobs" not in output, output
     assert places[w1] + places[w2] == 12
 
 
@@ -60,5 +62,7 @@ def test_a_worker_that_would_break_the_cap_gets_no_jobs(
 ) -> None:
     # --concurrency 2 = w1's slots: jobs queue behind its slots, so w2's two more slots
     # would let four run at once.
-    places, w1, w2 = _run_with_a_late_worker(dask_cluster, tmp_path, concurrency=2)
+    places, w1, w2, output = _run_with_a_late_worker(dask_cluster, tmp_path, concurrency=2)
     assert places == Counter({w1: 12}), places
+    assert f"Dask worker {w2} joined but gets no jobs of this run" in output, output
+    assert "more than --concurrency 2 jobs run at once" in output, output
