@@ -238,9 +238,7 @@ class ReportWriter:
         m = self.manifest
         # Interim flushes carry the suite statistics over from the last forced one.
         earlier = None if force else m.summary
-        m.summary = summarize(
-            m.results, self._skipped, self._load_failures, statistics_of=earlier
-        )
+        m.summary = summarize(m.results, self._skipped, self._load_failures, statistics_of=earlier)
         m.timestamp = now_iso()
         m.duration_ms = self._offset_ms + int((now - self._t0) * 1000)
         self.store.write_manifest(m, durable=durable)
