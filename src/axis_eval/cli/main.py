@@ -26,9 +26,10 @@ COMMANDS = {
     "agents": ("axis_eval.cli.agents", "agents_group"),
     "model-server": ("axis_eval.cli.model_server", "model_server_command"),
     "baseline": ("axis_eval.cli.baseline", "baseline_group"),
+    "export": ("axis_eval.cli.export", "export_command"),
 }
 """Each command's module: imported only when that command runs (or ``--help`` lists them),
-so ``axis run`` does not load the modules of the seven other commands."""
+so ``axis run`` does not load the modules of the other commands."""
 
 
 class _LazyGroup(click.Group):
