@@ -279,7 +279,8 @@ CLI_REACHES = {
     "axis_eval.report.html",
     "axis_eval.report.render",
     "axis_eval.export.otel_send",
-    "axis_eval.export.inspect_log",  # issue 20: `axis export --inspect` (another helper's module)
+    "axis_eval.export.inspect_log",
+    "axis_eval.view",  # `axis view`: the catalog, the server and the static export
 }
 """What the CLI reaches besides the root: the views it renders and the stores it edits
 (listed, so that a new reach into the engine is a deliberate change)."""

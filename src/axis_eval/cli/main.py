@@ -27,6 +27,7 @@ COMMANDS = {
     "model-server": ("axis_eval.cli.model_server", "model_server_command"),
     "baseline": ("axis_eval.cli.baseline", "baseline_group"),
     "export": ("axis_eval.cli.export", "export_command"),
+    "view": ("axis_eval.cli.view", "view_command"),
 }
 """Each command's module: imported only when that command runs (or ``--help`` lists them),
 so ``axis run`` does not load the modules of the other commands."""

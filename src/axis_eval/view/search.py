@@ -1,0 +1,128 @@
+"""Page (5): search the transcripts of every report (tool names, commands, text).
+
+Transcripts are read one at a time, newest report first, and the search stops at
+``MAX_HITS`` hits (or after ``MAX_FILES`` transcripts), so a search over many large reports
+answers quickly with the newest matches. Every shown text passes the environment's redactor.
+"""
+
+from __future__ import annotations
+
+import json
+
+from axis_eval.redact import Redactor
+from axis_eval.report.html._markup import escape
+from axis_eval.transcript.models import Transcript
+from axis_eval.view.catalog import Catalog
+from axis_eval.view.layout import Links, page
+
+MAX_HITS = 50
+MAX_FILES = 5_000
+SNIPPET = 160
+TRANSCRIPT_FILE = "transcript.json"
+
+
+def _snippet(text: str, needle: str) -> tuple[str, str, str]:
+    at = text.lower().find(needle)
+    start = max(0, at - SNIPPET // 2)
+    end = min(len(text), at + len(needle) + SNIPPET // 2)
+    return (
+        ("…" if start else "") + text[start:at],
+        text[at : at + len(needle)],
+        text[at + len(needle) : end] + ("…" if end < len(text) else ""),
+    )
+
+
+def search(
+    catalog: Catalog, query: str, redactor: Redactor, limit: int = MAX_HITS
+) -> tuple[list[dict[str, str]], bool]:
+    """Hits (report, scenario, agent, run, step, where, before, match, after) and whether cut."""
+    needle = query.strip().lower()
+    hits: list[dict[str, str]] = []
+    if not needle:
+        return hits, False
+    files = 0
+    for head in catalog.headlines():
+        folder = catalog.folder(head.report_id)
+        manifest = catalog.manifest(head.report_id)
+        if folder is None or manifest is None:
+            continue
+        for pair in manifest.results:
+            for run in pair.runs:
+                files += 1
+                if files > MAX_FILES:
+                    return hits, True
+                path = folder / run.dir / TRANSCRIPT_FILE
+                try:
+                    if path.stat().st_size == 0:
+                        continue
+                    transcript = Transcript.model_validate_json(path.read_bytes())
+                except (OSError, ValueError):
+                    continue
+                for step, entry in enumerate(transcript.entries, 1):
+                    fields: list[tuple[str, str]] = []
+                    if entry.text:
+                        fields.append((entry.type, entry.text))
+                    if entry.tool is not None:
+                        fields.append(("tool", entry.tool.name))
+                        if entry.tool.input is not None:
+                            fields.append(
+                                ("input", json.dumps(entry.tool.input, ensure_ascii=False))
+                            )
+                        if entry.tool.output:
+                            fields.append(("output", entry.tool.output))
+                    for where, text in fields:
+                        text = redactor.text(text)
+                        if needle in text.lower():
+                            before, match, after = _snippet(text, needle)
+                            hits.append(
+                                {
+                                    "report": head.report_id,
+                                    "scenario": pair.scenario_key,
+                                    "agent": pair.agent_name,
+                                    "run": str(run.run_index),
+                                    "step": str(step),
+                                    "where": where,
+                                    "before": before,
+                                    "match": match,
+                                    "after": after,
+                                }
+                            )
+                            if len(hits) >= limit:
+                                return hits, True
+                            break
+    return hits, False
+
+
+def _hit_href(hit: dict[str, str], links: Links) -> str:
+    return links.report(hit["report"], scenario=hit["scenario"], agent=hit["agent"])
+
+
+def search_page(catalog: Catalog, query: str, redactor: Redactor, links: Links) -> str:
+    if not links.server:
+        body = (
+            "<h1>Search</h1><p>Searching transcripts needs the server: run "
+            "<code>axis view</code> over these reports (the static export holds no index).</p>"
+        )
+        return page("Search", body, links)
+    hits, cut = search(catalog, query, redactor)
+    rows = "".join(
+        f'<li class="hit"><a href="{_hit_href(h, links)}">'
+        f"{escape(h['report'])} · {escape(h['scenario'])} · {escape(h['agent'])}</a> "
+        f'<span class="muted">run {escape(h["run"])}, step {escape(h["step"])}, '
+        f"{escape(h['where'])}</span>"
+        f'<pre class="hit">{escape(h["before"])}<mark>{escape(h["match"])}</mark>'
+        f"{escape(h['after'])}</pre></li>"
+        for h in hits
+    )
+    note = (
+        f'<p class="muted">First {len(hits)} hits shown.</p>'
+        if cut
+        else f'<p class="muted">{len(hits)} hits.</p>'
+    )
+    body = (
+        '<h1>Search transcripts</h1><form method="get" action="/search">'
+        f'<input type="search" name="q" value="{escape(query)}" size="40" '
+        'placeholder="tool name, command, text"> '
+        f"<button>Search</button></form>{note if query else ''}<ul>{rows}</ul>"
+    )
+    return page("Search", body, links)
