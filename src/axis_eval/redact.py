@@ -160,6 +160,13 @@ class Redactor:
         """A new redactor, same rule, that also hides ``other`` (this one is left as it is)."""
         return Redactor([*self._secrets, *other], rule=self.rule)
 
+    def html_escaped(self) -> Redactor:
+        """A new redactor that also hides each secret as HTML escapes it (``&`` → ``&amp;``…):
+        for a page redacted after it was escaped, where the browser turns it back."""
+        from html import escape
+
+        return self.merged(escape(s) for s in self._secrets)
+
     def text(self, value: str) -> str:
         """``value`` with every known secret and URL password replaced by the mask."""
         if not value:

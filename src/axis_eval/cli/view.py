@@ -53,8 +53,9 @@ def view_command(
 
     try:
         config_dir = Path(axis_home(config_path))
+        # The project's own folder may not exist yet (no run so far): an empty list then.
         roots = [Path(f) for f in folders] or [reports_root(config_dir)]
-        for root in roots:
+        for root in roots if folders else []:
             if not root.is_dir():
                 raise UsageError(
                     f"axis view: {root}: not a folder",
@@ -67,7 +68,7 @@ def view_command(
             from axis_eval.view import export_pages
 
             written = export_pages(catalog, Path(export_dir))
-            reports = len(catalog.folders())
+            reports = len(catalog.headlines())  # the readable ones: those exported
             click.echo(f"view: {reports} report(s), {len(written)} page(s) → {export_dir}")
             return
         _serve(catalog, port, open_browser, verbose)

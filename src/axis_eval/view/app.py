@@ -41,16 +41,18 @@ class App:
         self.catalog = catalog
         self.links = links or Links()
         self.redactor = redactor or Redactor.from_env(os.environ, os.environ)
+        # A page is redacted once escaped, where a secret holding & < > " ' is escaped too.
+        self._page_redactor = self.redactor.html_escaped()
 
     def previous(self, rid: str) -> Previous:
         """The report started just before ``rid`` (its natural comparison) and its pairs."""
         ids = [h.report_id for h in self.catalog.headlines()]
         at = ids.index(rid) if rid in ids else -1
         before = ids[at + 1] if 0 <= at < len(ids) - 1 else None
-        manifest = None if before is None else self.catalog.manifest(before)
-        if before is None or manifest is None:
+        pairs = None if before is None else self.catalog.pairs(before)  # not its whole manifest
+        if before is None or pairs is None:
             return None
-        return before, {(p.scenario_key, p.agent_name) for p in manifest.results}
+        return before, set(pairs)
 
     def get(self, target: str) -> Response:
         parts = urlsplit(target)
@@ -66,7 +68,7 @@ class App:
         )
 
     def _ok(self, body: str, css: str = "") -> Response:
-        return Response(200, self.redactor.text(body), page_css(css))
+        return Response(200, self._page_redactor.text(body), page_css(css))
 
     def route(self, path: list[str], q: dict[str, str]) -> Response:
         links, cat = self.links, self.catalog

@@ -3,22 +3,31 @@
 A report is a folder holding ``report.json``. :class:`Catalog` finds them under the roots it
 is given (a report folder, or a folder of report folders), each known by its folder name (a
 safe id: letters, digits, ``._-``), and reads a manifest only when a page asks for it, kept
-while the file's (path, mtime, size) stays the same.
+while the file's (path, mtime, size) stays the same. The list's numbers come from a light
+read of ``report.json`` (:class:`~axis_eval.view.catalog_models.Head`: the headline fields,
+the rest skipped unparsed): a 1,000-job manifest is ~20 MB, and validating all of it for one
+line of the list costs ~10× more (docs/benchmarks.md, "axis view").
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from axis_eval.report.models import ReportManifest
 from axis_eval.runs.store import MANIFEST_FILE, read_manifest
+from axis_eval.view.catalog_models import Head
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 """A report id the viewer serves: its folder name, nothing that walks out of a folder."""
+
+LISTING_TTL = 1.0
+"""Seconds a listing of the report folders is reused (see :meth:`Catalog.folders`)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,11 @@ class Headline:
         return self.started_at[:10]
 
 
-def headline(report_id: str, manifest: ReportManifest) -> Headline:
+Pairs = frozenset[tuple[str, str]]
+"""A report's (scenario, agent) pairs."""
+
+
+def headline(report_id: str, manifest: ReportManifest | Head) -> Headline:
     """The list's numbers of one report."""
     statuses = Counter(p.status for p in manifest.results)
     return Headline(
@@ -71,10 +84,26 @@ class Catalog:
         self.config_dir = config_dir
         """The project folder (baselines live there); None when only folders were given."""
         self._lock = threading.Lock()
-        self._cache: dict[Path, tuple[tuple[int, int], ReportManifest, Headline]] = {}
+        self._cache: dict[Path, tuple[tuple[int, int], ReportManifest]] = {}
+        self._heads: dict[Path, tuple[tuple[int, int], Headline, Pairs]] = {}
+        self._listing: tuple[float, dict[str, Path]] | None = None
 
     def folders(self) -> dict[str, Path]:
-        """Every report folder by id (a name seen twice gets ``~2``, ``~3`` …)."""
+        """Every report folder by id (a name seen twice gets ``~2``, ``~3`` …).
+
+        Listed again at most every ``LISTING_TTL`` seconds: one page asks once per report it
+        links (a history of 200 reports rescanned 200 folders 200 times), and a report that a
+        run writes meanwhile shows on the next page a moment later."""
+        now = time.monotonic()
+        with self._lock:
+            if self._listing is not None and now - self._listing[0] < LISTING_TTL:
+                return dict(self._listing[1])
+        found = self._scan()
+        with self._lock:
+            self._listing = (now, found)
+        return dict(found)
+
+    def _scan(self) -> dict[str, Path]:
         found: dict[str, Path] = {}
         for root in self.roots:
             for folder in _report_folders(root):
@@ -94,39 +123,72 @@ class Catalog:
             return None
         return self.folders().get(report_id)
 
-    def _load(self, folder: Path) -> tuple[ReportManifest, Headline] | None:
-        path = folder / MANIFEST_FILE
+    @staticmethod
+    def _stamp(path: Path) -> tuple[int, int] | None:
         try:
             stat = path.stat()
         except OSError:
             return None
-        stamp = (stat.st_mtime_ns, stat.st_size)
+        return stat.st_mtime_ns, stat.st_size
+
+    def _load(self, folder: Path) -> ReportManifest | None:
+        """The whole manifest (cached; its headline cached with it)."""
+        path = folder / MANIFEST_FILE
+        stamp = self._stamp(path)
+        if stamp is None:
+            return None
         with self._lock:
             hit = self._cache.get(path)
         if hit is not None and hit[0] == stamp:
-            return hit[1], hit[2]
+            return hit[1]
         try:
             manifest = read_manifest(folder)
         except Exception:  # an unreadable report is left out, not a crash of the viewer
             return None
-        head = headline(folder.name, manifest)
+        pairs = frozenset((p.scenario_key, p.agent_name) for p in manifest.results)
         with self._lock:
-            self._cache[path] = (stamp, manifest, head)
-        return manifest, head
+            self._cache[path] = (stamp, manifest)
+            self._heads[path] = (stamp, headline(folder.name, manifest), pairs)
+        return manifest
+
+    def _head(self, folder: Path) -> tuple[Headline, Pairs] | None:
+        """The headline and pairs only: from the cached manifest, else a light read."""
+        path = folder / MANIFEST_FILE
+        stamp = self._stamp(path)
+        if stamp is None:
+            return None
+        with self._lock:
+            hit = self._heads.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1], hit[2]
+        try:
+            head = Head.model_validate_json(path.read_bytes())
+        except Exception:  # an unreadable report is left out, not a crash of the viewer
+            return None
+        pairs = frozenset((p.scenario_key, p.agent_name) for p in head.results)
+        line = headline(folder.name, head)
+        with self._lock:
+            self._heads[path] = (stamp, line, pairs)
+        return line, pairs
 
     def manifest(self, report_id: str) -> ReportManifest | None:
         """The manifest of ``report_id`` (None: unknown or unreadable)."""
         folder = self.folder(report_id)
-        loaded = None if folder is None else self._load(folder)
-        return None if loaded is None else loaded[0]
+        return None if folder is None else self._load(folder)
+
+    def pairs(self, report_id: str) -> Pairs | None:
+        """The (scenario, agent) pairs of ``report_id``, without reading its whole manifest."""
+        folder = self.folder(report_id)
+        loaded = None if folder is None else self._head(folder)
+        return None if loaded is None else loaded[1]
 
     def headlines(self) -> list[Headline]:
         """Every readable report, newest first (by start time, then id)."""
         heads = []
         for rid, folder in self.folders().items():
-            loaded = self._load(folder)
+            loaded = self._head(folder)
             if loaded is not None:
-                head = loaded[1]
+                head = loaded[0]
                 if head.report_id != rid:
                     head = Headline(**{**head.__dict__, "report_id": rid})
                 heads.append(head)
@@ -134,10 +196,22 @@ class Catalog:
 
 
 def _report_folders(root: Path) -> list[Path]:
+    """Resolved, sorted by name. Every page asks (the export thousands of times), so one
+    ``scandir`` and a ``stat`` per child, and ``resolve`` only for a symlinked child."""
     if (root / MANIFEST_FILE).is_file():
         return [root.resolve()]
     try:
-        children = sorted(root.iterdir())
+        with os.scandir(root) as listing:
+            children = sorted(listing, key=lambda c: c.name)
+        base = root.resolve()
     except OSError:
         return []
-    return [c.resolve() for c in children if c.is_dir() and (c / MANIFEST_FILE).is_file()]
+    found = []
+    for child in children:
+        try:
+            if not child.is_dir() or not os.path.isfile(os.path.join(child.path, MANIFEST_FILE)):
+                continue
+            found.append(Path(child.path).resolve() if child.is_symlink() else base / child.name)
+        except OSError:
+            continue
+    return found

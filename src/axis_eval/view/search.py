@@ -3,13 +3,15 @@
 Transcripts are read one at a time, newest report first, and the search stops at
 ``MAX_HITS`` hits (or after ``MAX_FILES`` transcripts), so a search over many large reports
 answers quickly with the newest matches. Every shown text passes the environment's redactor.
+A transcript whose file cannot hold the term is skipped unparsed (:func:`_may_hold`): a search
+that finds nothing reads every file, and parsing each one was most of its time.
 """
 
 from __future__ import annotations
 
 import json
 
-from axis_eval.redact import Redactor
+from axis_eval.redact import MASK, Redactor
 from axis_eval.report.html._markup import escape
 from axis_eval.transcript.models import Transcript
 from axis_eval.view.catalog import Catalog
@@ -19,6 +21,38 @@ MAX_HITS = 50
 MAX_FILES = 5_000
 SNIPPET = 160
 TRANSCRIPT_FILE = "transcript.json"
+
+
+_NOT_QUICK = frozenset('"\\[]{}:,')
+_NUMBER = frozenset("0123456789.e+-")
+
+
+def _quick(needle: str) -> bool:
+    """Does ``needle`` in no field of a transcript imply ``needle`` not in its file's text?
+
+    The fields are JSON strings of the file (the same characters where no JSON escape is
+    involved), except the tool input, which is dumped again (other spacing and number
+    format). So: ASCII printable (no escape; a stripped needle's inner space never meets a
+    separator's, which follows ``,`` or ``:``), none of the JSON punctuation, not a number
+    alone, and no overlap with the redactor's mask (the one text a field gains)."""
+    chars = set(needle)
+    return (
+        needle.isascii()
+        and needle.isprintable()
+        and not chars & _NOT_QUICK
+        and not chars <= _NUMBER
+        and needle not in MASK.lower()
+    )
+
+
+def _may_hold(data: bytes, needle: str) -> bool:
+    """Could a transcript file holding ``data`` match ``needle`` (see :func:`_quick`)?"""
+    try:
+        low = data.decode("utf-8").lower()
+    except UnicodeDecodeError:
+        return True  # the parser decides
+    # the only characters that lower to ASCII (K and İ), if the file escapes them
+    return needle in low or "\\u212a" in low or "\\u0130" in low
 
 
 def _snippet(text: str, needle: str) -> tuple[str, str, str]:
@@ -40,7 +74,7 @@ def search(
     hits: list[dict[str, str]] = []
     if not needle:
         return hits, False
-    files = 0
+    files, quick = 0, _quick(needle)
     for head in catalog.headlines():
         folder = catalog.folder(head.report_id)
         manifest = catalog.manifest(head.report_id)
@@ -55,7 +89,10 @@ def search(
                 try:
                     if path.stat().st_size == 0:
                         continue
-                    transcript = Transcript.model_validate_json(path.read_bytes())
+                    data = path.read_bytes()
+                    if quick and not _may_hold(data, needle):
+                        continue
+                    transcript = Transcript.model_validate_json(data)
                 except (OSError, ValueError):
                     continue
                 for step, entry in enumerate(transcript.entries, 1):
