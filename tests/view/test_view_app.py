@@ -377,6 +377,23 @@ def _listed(app: App, **q: str) -> list[str]:
     return [n.get("data-id") for n in dom(app.get("/?" + urlencode(q)).body).all("tr", "report")]
 
 
+def test_a_report_written_meanwhile_shows_once_the_listing_is_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = make_report(tmp_path, "2026-06-01", 2, 1, seed=1)
+    clock = [100.0]
+    monkeypatch.setattr(catalog_module.time, "monotonic", lambda: clock[0])
+    catalog = Catalog([first.parent])
+    assert list(catalog.folders()) == [first.name]
+    second = make_report(tmp_path, "2026-06-02", 2, 1, seed=2)
+    clock[0] += catalog_module.LISTING_TTL / 2  # the same page still: the listing is reused
+    assert list(catalog.folders()) == [first.name]
+    clock[0] += catalog_module.LISTING_TTL  # the next page: listed again
+    assert [h.report_id for h in catalog.headlines()] == [second.name, first.name]
+    catalog.folders().clear()  # a caller's copy: the catalog's own listing is untouched
+    assert set(catalog.folders()) == {first.name, second.name}
+
+
 def test_list_filters_keep_exactly_the_matching_reports(world: World) -> None:
     app, newest = App(world.catalog()), world.newest_first()
     assert _listed(app) == newest
