@@ -8,6 +8,7 @@ Every point links to that report's pair.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import fmean
 
@@ -70,22 +71,27 @@ def _ordered(catalog: Catalog) -> list[tuple[str, ReportManifest]]:
     return out
 
 
-def pair_series(catalog: Catalog, scenario: str, agent: str, links: Links) -> Series:
-    series = Series(f"{scenario} · {agent}")
+def _points(
+    catalog: Catalog, title: str, keep: Callable[[PairEntry], bool], href: Callable[[str], str]
+) -> Series:
+    """One point per report holding a pair that ``keep`` selects, oldest first."""
+    series = Series(title)
     for rid, manifest in _ordered(catalog):
-        pairs = [
-            p for p in manifest.results if p.scenario_key == scenario and p.agent_name == agent
-        ]
+        pairs = [p for p in manifest.results if keep(p)]
         if pairs:
             series.points.append(
-                Point(
-                    rid,
-                    manifest.started_at,
-                    _values(pairs),
-                    _spread(pairs),
-                    links.report(rid, scenario=scenario, agent=agent),
-                )
+                Point(rid, manifest.started_at, _values(pairs), _spread(pairs), href(rid))
             )
+    return series
+
+
+def pair_series(catalog: Catalog, scenario: str, agent: str, links: Links) -> Series:
+    series = _points(
+        catalog,
+        f"{scenario} · {agent}",
+        lambda p: p.scenario_key == scenario and p.agent_name == agent,
+        lambda rid: links.report(rid, scenario=scenario, agent=agent),
+    )
     baseline = read_baseline(catalog.config_dir) if catalog.config_dir is not None else None
     entry = baseline.results.get(scenario, {}).get(agent) if baseline is not None else None
     if entry is not None:
@@ -97,20 +103,12 @@ def pair_series(catalog: Catalog, scenario: str, agent: str, links: Links) -> Se
 
 
 def agent_series(catalog: Catalog, agent: str, links: Links) -> Series:
-    series = Series(f"agent {agent}")
-    for rid, manifest in _ordered(catalog):
-        pairs = [p for p in manifest.results if p.agent_name == agent]
-        if pairs:
-            series.points.append(
-                Point(
-                    rid,
-                    manifest.started_at,
-                    _values(pairs),
-                    _spread(pairs),
-                    links.report(rid, agent=agent),
-                )
-            )
-    return series
+    return _points(
+        catalog,
+        f"agent {agent}",
+        lambda p: p.agent_name == agent,
+        lambda rid: links.report(rid, agent=agent),
+    )
 
 
 W, H, PAD = 760, 300, 36

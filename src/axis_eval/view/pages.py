@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from axis_eval.report.html._markup import escape
 from axis_eval.report.models import PairEntry, ReportManifest
+from axis_eval.scoring.models import ScoreResult
 from axis_eval.view.catalog import Catalog, Headline
 from axis_eval.view.layout import Links, page
 
@@ -110,19 +111,16 @@ def list_page(catalog: Catalog, q: Mapping[str, str], links: Links) -> str:
     return page("Reports", body, links)
 
 
+def _dims(score: ScoreResult | None) -> list[float | int | None]:
+    """The composite and the four dimensions (blank when unscored or withheld)."""
+    if score is None or score.withheld:
+        return [None] * 5
+    return [score.axis_score, score.goal_achievement, score.environment, score.service, score.agent]
+
+
 def _pair_row(rid: str, p: PairEntry, previous: Previous, links: Links) -> str:
     score = p.score
-    dims: list[float | int | None] = (
-        [None] * 5
-        if score is None or score.withheld
-        else [
-            score.axis_score,
-            score.goal_achievement,
-            score.environment,
-            score.service,
-            score.agent,
-        ]
-    )
+    dims = _dims(score)
     cells = "".join(f'<td class="num">{_num(v)}</td>' for v in dims)
     spread = p.spread
     rng = (
@@ -150,17 +148,7 @@ def _runs_table(p: PairEntry) -> str:
     rows = []
     for run in p.runs:
         score = run.score
-        dims: list[float | int | None] = (
-            [None] * 5
-            if score is None or score.withheld
-            else [
-                score.axis_score,
-                score.goal_achievement,
-                score.environment,
-                score.service,
-                score.agent,
-            ]
-        )
+        dims = _dims(score)
         mark = " ★" if run.run_index == p.representative_run_index else ""
         why = run.error or (score.withheld_reason if score is not None and score.withheld else "")
         rows.append(
