@@ -394,6 +394,34 @@ def test_a_report_written_meanwhile_shows_once_the_listing_is_stale(
     assert set(catalog.folders()) == {first.name, second.name}
 
 
+def test_list_history_and_search_never_read_a_whole_manifest_and_few_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keep = 3
+    monkeypatch.setattr(catalog_module, "MANIFEST_CACHE", keep)
+    folders = [make_report(tmp_path, f"2026-06-{d:02d}", 6, 3, seed=d) for d in range(1, 6)]
+    reads: list[str] = []
+    real = catalog_module.read_manifest
+    monkeypatch.setattr(catalog_module, "read_manifest", lambda f: reads.append(f.name) or real(f))
+    catalog = Catalog([tmp_path / ".axis" / "reports"])
+    app = App(catalog)
+    pair = read_manifest(folders[0]).results[0]
+    q = urlencode({"scenario": pair.scenario_key, "agent": pair.agent_name})
+    for target in ("/", f"/history/pair?{q}", f"/history/agent?agent={pair.agent_name}"):
+        assert app.get(target).status == 200
+    assert app.get("/search?q=a").status == 200
+    assert reads == []  # the light read served them all
+    ids = [f.name for f in folders]
+    for rid in ids:  # five report pages: only the last `keep` manifests stay
+        assert app.get(f"/report/{rid}").status == 200
+    assert reads == ids
+    for rid in ids[-keep:]:  # kept: not read again
+        assert catalog.manifest(rid) is not None
+    assert reads == ids
+    assert catalog.manifest(ids[0]) is not None  # dropped: read again
+    assert reads == [*ids, ids[0]]
+
+
 def test_list_filters_keep_exactly_the_matching_reports(world: World) -> None:
     app, newest = App(world.catalog()), world.newest_first()
     assert _listed(app) == newest

@@ -2,11 +2,11 @@
 
 A report is a folder holding ``report.json``. :class:`Catalog` finds them under the roots it
 is given (a report folder, or a folder of report folders), each known by its folder name (a
-safe id: letters, digits, ``._-``), and reads a manifest only when a page asks for it, kept
-while the file's (path, mtime, size) stays the same. The list's numbers come from a light
-read of ``report.json`` (:class:`~axis_eval.view.catalog_models.Head`: the headline fields,
-the rest skipped unparsed): a 1,000-job manifest is ~20 MB, and validating all of it for one
-line of the list costs ~10× more (docs/benchmarks.md, "axis view").
+safe id: letters, digits, ``._-``). The list, the history charts and the search use a light
+read of each ``report.json`` (:class:`~axis_eval.view.catalog_models.Head`: statuses, scores
+and folders, the rest skipped unvalidated), kept for every report while the file's (mtime,
+size) stays the same; a whole manifest is read only for a page that shows one, and only the
+last few are kept: a 1,000-job manifest is ~20 MB on disk and far more as objects.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import re
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,10 @@ from axis_eval.view.catalog_models import Head
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 """A report id the viewer serves: its folder name, nothing that walks out of a folder."""
+
+MANIFEST_CACHE = 8
+"""Whole manifests kept in memory (a page shows at most two; each may be hundreds of MB as
+objects): the list, history and search read :class:`Head` instead, kept for every report."""
 
 LISTING_TTL = 1.0
 """Seconds a listing of the report folders is reused (see :meth:`Catalog.folders`)."""
@@ -84,8 +88,8 @@ class Catalog:
         self.config_dir = config_dir
         """The project folder (baselines live there); None when only folders were given."""
         self._lock = threading.Lock()
-        self._cache: dict[Path, tuple[tuple[int, int], ReportManifest]] = {}
-        self._heads: dict[Path, tuple[tuple[int, int], Headline, Pairs]] = {}
+        self._cache: OrderedDict[Path, tuple[tuple[int, int], ReportManifest]] = OrderedDict()
+        self._heads: dict[Path, tuple[tuple[int, int], tuple[Head, Headline, Pairs]]] = {}
         self._listing: tuple[float, dict[str, Path]] | None = None
 
     def folders(self) -> dict[str, Path]:
@@ -132,27 +136,29 @@ class Catalog:
         return stat.st_mtime_ns, stat.st_size
 
     def _load(self, folder: Path) -> ReportManifest | None:
-        """The whole manifest (cached; its headline cached with it)."""
+        """The whole manifest (the last ``MANIFEST_CACHE`` read are kept)."""
         path = folder / MANIFEST_FILE
         stamp = self._stamp(path)
         if stamp is None:
             return None
         with self._lock:
             hit = self._cache.get(path)
-        if hit is not None and hit[0] == stamp:
-            return hit[1]
+            if hit is not None and hit[0] == stamp:
+                self._cache.move_to_end(path)
+                return hit[1]
         try:
             manifest = read_manifest(folder)
         except Exception:  # an unreadable report is left out, not a crash of the viewer
             return None
-        pairs = frozenset((p.scenario_key, p.agent_name) for p in manifest.results)
         with self._lock:
             self._cache[path] = (stamp, manifest)
-            self._heads[path] = (stamp, headline(folder.name, manifest), pairs)
+            self._cache.move_to_end(path)
+            while len(self._cache) > MANIFEST_CACHE:
+                self._cache.popitem(last=False)
         return manifest
 
-    def _head(self, folder: Path) -> tuple[Headline, Pairs] | None:
-        """The headline and pairs only: from the cached manifest, else a light read."""
+    def _head(self, folder: Path) -> tuple[Head, Headline, Pairs] | None:
+        """The light read of a report (cached while its file stays the same)."""
         path = folder / MANIFEST_FILE
         stamp = self._stamp(path)
         if stamp is None:
@@ -160,27 +166,34 @@ class Catalog:
         with self._lock:
             hit = self._heads.get(path)
         if hit is not None and hit[0] == stamp:
-            return hit[1], hit[2]
+            return hit[1]
         try:
             head = Head.model_validate_json(path.read_bytes())
         except Exception:  # an unreadable report is left out, not a crash of the viewer
             return None
         pairs = frozenset((p.scenario_key, p.agent_name) for p in head.results)
-        line = headline(folder.name, head)
+        loaded = (head, headline(folder.name, head), pairs)
         with self._lock:
-            self._heads[path] = (stamp, line, pairs)
-        return line, pairs
+            self._heads[path] = (stamp, loaded)
+        return loaded
 
     def manifest(self, report_id: str) -> ReportManifest | None:
         """The manifest of ``report_id`` (None: unknown or unreadable)."""
         folder = self.folder(report_id)
         return None if folder is None else self._load(folder)
 
+    def head(self, report_id: str) -> Head | None:
+        """The light read of ``report_id``: each pair's and run's status, scores and folder
+        (None: unknown or unreadable)."""
+        folder = self.folder(report_id)
+        loaded = None if folder is None else self._head(folder)
+        return None if loaded is None else loaded[0]
+
     def pairs(self, report_id: str) -> Pairs | None:
         """The (scenario, agent) pairs of ``report_id``, without reading its whole manifest."""
         folder = self.folder(report_id)
         loaded = None if folder is None else self._head(folder)
-        return None if loaded is None else loaded[1]
+        return None if loaded is None else loaded[2]
 
     def headlines(self) -> list[Headline]:
         """Every readable report, newest first (by start time, then id)."""
@@ -188,7 +201,7 @@ class Catalog:
         for rid, folder in self.folders().items():
             loaded = self._head(folder)
             if loaded is not None:
-                head = loaded[0]
+                head = loaded[1]
                 if head.report_id != rid:
                     head = Headline(**{**head.__dict__, "report_id": rid})
                 heads.append(head)

@@ -1,7 +1,11 @@
-"""The light read of ``report.json`` behind the view's list: its headline fields only.
+"""The light read of ``report.json`` behind the view's list, history and search.
 
-Kept apart from :mod:`axis_eval.view.catalog` because pydantic models here are compiled at
-import without ``from __future__ import annotations`` (tests/test_startup.py).
+A 1,000-job manifest is ~20 MB, most of it transcripts' neighbours: prompts, resolved
+configs, judges' checks and audits. The list, the history charts and the search need a
+few fields of each pair and run; :class:`Head` declares only those (every other field is
+skipped unvalidated), so a report costs a fraction of its full read and holds a fraction
+of its memory. Kept apart from :mod:`axis_eval.view.catalog` because pydantic models here
+are compiled at import without ``from __future__ import annotations`` (tests/test_startup.py).
 """
 
 from typing import Any
@@ -16,10 +20,37 @@ class Light(BaseModel):
     model_config = ConfigDict(extra="ignore", alias_generator=camel, populate_by_name=True)
 
 
+class ScoreHead(Light):
+    """The five numbers of a score (``ScoreResult``'s names) and whether it was withheld."""
+
+    axis_score: int | None = None
+    goal_achievement: int | None = None
+    environment: int | None = None
+    service: int | None = None
+    agent: int | None = None
+    withheld: bool = False
+
+    def dimension(self, name: str) -> int | None:
+        """A dimension's score by name (``goal_achievement``, ``environment`` …)."""
+        value: int | None = getattr(self, name)
+        return value
+
+
+class RunHead(Light):
+    run_index: int
+    status: JobStatus
+    dir: str
+    score: ScoreHead | None = None
+
+
 class HeadPair(Light):
     scenario_key: str
     agent_name: str
     status: JobStatus
+    run_count: int = 0
+    representative_run_index: int | None = None
+    score: ScoreHead | None = None
+    runs: list[RunHead] = Field(default_factory=empty_list)
 
 
 class HeadSummary(Light):
@@ -28,8 +59,8 @@ class HeadSummary(Light):
 
 
 class Head(Light):
-    """What the list shows of ``report.json`` (its required top-level fields as well, so a
-    file that is not a manifest is left out as before); every other field is skipped."""
+    """What the list, history and search read of ``report.json`` (its required top-level
+    fields as well, so a file that is not a manifest is left out as before)."""
 
     tool: dict[str, Any]
     report_id: str

@@ -14,10 +14,10 @@ from statistics import fmean
 
 from axis_eval._types import SCORES, camel
 from axis_eval.report.html._markup import escape
-from axis_eval.report.models import PairEntry, ReportManifest
-from axis_eval.runs.aggregate import noise_band, scored_composites
+from axis_eval.runs.aggregate import noise_band
 from axis_eval.runs.baselines import read_baseline
 from axis_eval.view.catalog import Catalog
+from axis_eval.view.catalog_models import Head, HeadPair
 from axis_eval.view.layout import SERIES_COLORS, Links, page
 
 NAMES = tuple(camel(s) for s in SCORES)
@@ -40,7 +40,7 @@ class Series:
     bands: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
-def _values(pairs: list[PairEntry]) -> dict[str, float | None]:
+def _values(pairs: list[HeadPair]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for score_name, name in zip(SCORES, NAMES, strict=True):
         got = [
@@ -55,24 +55,34 @@ def _values(pairs: list[PairEntry]) -> dict[str, float | None]:
     return out
 
 
-def _spread(pairs: list[PairEntry]) -> tuple[float, float] | None:
+def _spread(pairs: list[HeadPair]) -> tuple[float, float] | None:
+    """Min–max of the composites of the runs that count (as ``scored_composites``)."""
     if not any(p.run_count > 1 for p in pairs):
         return None
-    runs = [v for p in pairs for v in scored_composites(p.runs).values()]
+    runs = [
+        float(r.score.axis_score)
+        for p in pairs
+        for r in p.runs
+        if r.status == "completed"
+        and r.score is not None
+        and not r.score.withheld
+        and r.score.axis_score is not None
+    ]
     return (min(runs), max(runs)) if runs else None
 
 
-def _ordered(catalog: Catalog) -> list[tuple[str, ReportManifest]]:
+def _ordered(catalog: Catalog) -> list[tuple[str, Head]]:
+    """Every report's light read, oldest first (a history never reads whole manifests)."""
     out = []
-    for head in reversed(catalog.headlines()):  # oldest first
-        manifest = catalog.manifest(head.report_id)
-        if manifest is not None:
-            out.append((head.report_id, manifest))
+    for line in reversed(catalog.headlines()):
+        head = catalog.head(line.report_id)
+        if head is not None:
+            out.append((line.report_id, head))
     return out
 
 
 def _points(
-    catalog: Catalog, title: str, keep: Callable[[PairEntry], bool], href: Callable[[str], str]
+    catalog: Catalog, title: str, keep: Callable[[HeadPair], bool], href: Callable[[str], str]
 ) -> Series:
     """One point per report holding a pair that ``keep`` selects, oldest first."""
     series = Series(title)

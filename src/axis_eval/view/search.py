@@ -77,10 +77,10 @@ def search(
     files, quick = 0, _quick(needle)
     for head in catalog.headlines():
         folder = catalog.folder(head.report_id)
-        manifest = catalog.manifest(head.report_id)
-        if folder is None or manifest is None:
+        light = catalog.head(head.report_id)  # the runs' folders, not the whole manifest
+        if folder is None or light is None:
             continue
-        for pair in manifest.results:
+        for pair in light.results:
             for run in pair.runs:
                 files += 1
                 if files > MAX_FILES:
