@@ -18,6 +18,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -392,6 +393,10 @@ def test_a_report_written_meanwhile_shows_once_the_listing_is_stale(
     assert [h.report_id for h in catalog.headlines()] == [second.name, first.name]
     catalog.folders().clear()  # a caller's copy: the catalog's own listing is untouched
     assert set(catalog.folders()) == {first.name, second.name}
+    shutil.rmtree(first)  # deleted: gone from the list, and from what the catalog holds
+    clock[0] += catalog_module.LISTING_TTL
+    assert [h.report_id for h in catalog.headlines()] == [second.name]
+    assert [p.parent.name for p in catalog._heads] == [second.name]
 
 
 def test_list_history_and_search_never_read_a_whole_manifest_and_few_are_kept(

@@ -103,8 +103,11 @@ class Catalog:
             if self._listing is not None and now - self._listing[0] < LISTING_TTL:
                 return dict(self._listing[1])
         found = self._scan()
+        listed = {folder / MANIFEST_FILE for folder in found.values()}
         with self._lock:
             self._listing = (now, found)
+            for path in [p for p in self._heads if p not in listed]:  # a report deleted since
+                del self._heads[path]
         return dict(found)
 
     def _scan(self) -> dict[str, Path]:
