@@ -31,7 +31,11 @@ CPU (utime + stime from ``/proc/PID/stat`` before and after the open; 10 ms tick
 and maxima over ``--reps``; the server start (spawn → its URL printed) is reported too.
 Last, ``axis view -c FOLDER --export DIR`` is timed ``--export-reps`` times (wall, and its
 CPU from ``wait4``). ``--profile`` prints, per page, the top functions of a cold
-``App.get`` in this process (cProfile). The tables are Markdown for docs/benchmarks.md.
+``App.get`` in this process (cProfile). Last per case, a memory tour: one server opens
+every page above once, then every report's page, and its peak RSS (``VmHWM``) and final
+RSS are read from ``/proc/PID/status``. ``PYTHONPATH=OTHER/src`` (an earlier tree, ``git
+archive REV src``) runs that tree's viewer on the same sets (``--keep DIR`` reuses them).
+The tables are Markdown for docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -194,6 +198,33 @@ def one_open(browser: Any, url: str, pid: int, expect: tuple[str, int]) -> dict[
         context.close()
 
 
+def _status_kib(pid: int, key: str) -> int:
+    """A ``/proc/PID/status`` size (``VmHWM``: peak RSS, ``VmRSS``) in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{key}:"):
+            return int(line.split()[1])
+    raise KeyError(key)
+
+
+def memory_tour(browser: Any, folder: Path, s: dict[str, Any]) -> dict[str, float]:
+    """One server, every page opened once in turn (then every report's own page): its peak
+    RSS, and its RSS at the end (what it holds on to)."""
+    ids = sorted(p.name for p in reports_root(folder).iterdir())
+    proc, base, _ = start_server(folder)
+    try:
+        for _label, path, selector, count in pages(s):
+            one_open(browser, base.rstrip("/") + path, proc.pid, (selector, count))
+        for rid in ids:
+            one_open(browser, f"{base.rstrip('/')}/report/{rid}", proc.pid, ("h1", 1))
+        return {
+            "opened": len(pages(s)) + len(ids),
+            "peak": _status_kib(proc.pid, "VmHWM") / 1024,
+            "end": _status_kib(proc.pid, "VmRSS") / 1024,
+        }
+    finally:
+        stop_server(proc)
+
+
 def measure(
     browser: Any, folder: Path, path: str, expect: tuple[str, int], reps: int
 ) -> dict[str, list[float]]:
@@ -311,6 +342,7 @@ def run(
 ) -> tuple[list[str], list[str]]:
     rows: list[str] = []
     exports: list[str] = []
+    memory: list[str] = []
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     print(f"# start {started}, load {_load()}", file=sys.stderr)
     sets = []
@@ -352,6 +384,11 @@ def run(
                         f"| {'✓' if worst < TARGET_MS else '✗'} |"
                     )
                     print(f"{rows[-1]}  start {_mm(m['start'])}, load {_load()}", file=sys.stderr)
+                mem = memory_tour(browser, folder, s)
+                memory.append(
+                    f"| {case} | {mem['opened']} | {mem['peak']:,.0f} MiB | {mem['end']:,.0f} MiB |"
+                )
+                print(f"{memory[-1]}  load {_load()}", file=sys.stderr)
                 e = export(folder, args.export_reps)
                 exports.append(
                     f"| {case} | {s['reports']} | {s['megabytes']:,.0f} MB "
@@ -363,7 +400,13 @@ def run(
             browser.close()
     ended = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     print(f"# end {ended}, load {_load()}", file=sys.stderr)
-    return rows, exports
+    return rows, [*exports, "", *MEMORY_HEAD, *memory]
+
+
+MEMORY_HEAD = [
+    "| case | pages opened on one server | server peak RSS | RSS after them |",
+    "|:---|---:|---:|---:|",
+]
 
 
 if __name__ == "__main__":
