@@ -122,6 +122,26 @@ def agent_series(catalog: Catalog, agent: str, links: Links) -> Series:
 
 
 W, H, PAD = 760, 300, 36
+MAX_X_LABELS = {10: 8, 16: 6, 19: 5}
+"""Labels under the x axis at most, by label length (evenly spread, the first and last
+always): more would overlap."""
+
+
+def x_labels(started: list[str]) -> dict[int, str]:
+    """Point index → its label: ``MM-DD``, with ``HH:MM`` (then ``:SS``) added when two
+    points would read the same (CI runs several times a day)."""
+    text: list[str] = []
+    width = 10
+    for width in MAX_X_LABELS:  # through the day, the minute, the second
+        text = [s[5:width].replace("T", " ") for s in started]
+        if len(set(text)) == len(text):
+            break
+    n, most = len(text), MAX_X_LABELS[width]
+    every = max(1, -(-(n - 1) // (most - 1))) if n > most else 1
+    keep = sorted({*range(0, n, every), n - 1}) if n else []
+    if len(keep) > 1 and keep[-1] - keep[-2] < every:  # the last one would crowd its neighbour
+        keep.pop(-2)
+    return {i: text[i] for i in keep}
 
 
 def chart(series: Series) -> str:
@@ -173,9 +193,14 @@ def chart(series: Series) -> str:
                 f'r="{radius}" fill="{color}"><title>{rid} {LABELS[name]} {v:g}</title>'
                 "</circle></a>"
             )
-    for i, pt in enumerate(series.points):
-        day = escape(pt.started_at[5:10])
-        parts.append(f'<text x="{x(i):.1f}" y="{H - 8}" text-anchor="middle">{day}</text>')
+    for i, text in x_labels([pt.started_at for pt in series.points]).items():
+        # the end labels lean inwards: centred on the first or last point they would be cut
+        anchor = "middle" if n == 1 else "start" if i == 0 else "end" if i == n - 1 else "middle"
+        edge = {"start": -6, "end": 6}.get(anchor, 0)
+        parts.append(
+            f'<text class="x" x="{x(i) + edge:.1f}" y="{H - 8}" '
+            f'text-anchor="{anchor}">{escape(text)}</text>'
+        )
     label = escape(series.title)
     return (
         f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-label="{label}">'
