@@ -44,7 +44,7 @@ from axis_eval.report.html._page import write_html
 from axis_eval.runs.store import ReportStore, read_manifest
 from axis_eval.transcript.models import Entry, ToolCall, Transcript
 from axis_eval.view import App, Catalog, Response, ViewServer, export_pages
-from axis_eval.view.pages import PAGE_SIZE
+from axis_eval.view.pages import MAX_CHIPS, PAGE_SIZE
 from report.html.helpers import load_synth
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -454,6 +454,69 @@ def test_list_filters_keep_exactly_the_matching_reports(world: World) -> None:
     expected = [r for r in newest if r in having["agent"][agent] and day[r] <= to]
     assert _listed(app, agent=agent, to=to) == expected and len(expected) == 3
     assert _listed(app, agent="nobody") == []
+
+
+def _submit(body: str, **chosen: str) -> str:
+    """The query a browser sends for the list's filter form: its hidden inputs and dates as
+    they are, each drop-down at ``chosen`` (or its selected option)."""
+    form = dom(body).all("form")[0]
+    fields: list[tuple[str, str]] = []
+
+    def walk(node: Node) -> None:
+        for child in node.children:
+            if not isinstance(child, Node):
+                continue
+            if child.tag == "input" and child.get("name"):
+                fields.append((child.get("name"), child.get("value")))
+            elif child.tag == "select":
+                picked = [o.get("value") for o in child.kids("option") if "selected" in o.attrs]
+                fields.append((child.get("name"), chosen.get(child.get("name"), *picked[:1])))
+            else:
+                walk(child)
+
+    walk(form)
+    return "/?" + urlencode(fields)
+
+
+def test_a_filter_with_many_values_is_a_drop_down_in_the_form(world: World) -> None:
+    app, newest = App(world.catalog()), world.newest_first()
+    scenarios = sorted({p["scenarioKey"] for m in world.json.values() for p in m["results"]})
+    agents = sorted({p["agentName"] for m in world.json.values() for p in m["results"]})
+    assert len(scenarios) > MAX_CHIPS >= len(agents)
+    body = app.get("/").body
+    select = [n for n in dom(body).all("select") if n.get("name") == "scenario"]
+    assert len(select) == 1
+    assert [o.get("value") for o in select[0].kids("option")] == ["", *scenarios]
+    assert not [a for a in dom(body).all("a") if a.get("data-filter") == "scenario"]
+    assert {a.get("data-filter") for a in dom(body).all("a") if a.get("data-filter")} == {
+        "agent",
+        "status",
+    }  # no report has a profile: no empty "profile:" group
+    scenario = world.json[world.c]["results"][-1]["scenarioKey"]
+    agent = world.json[world.c]["results"][-1]["agentName"]
+    holding = [
+        r for r in newest if any(p["scenarioKey"] == scenario for p in world.json[r]["results"])
+    ]
+    target = _submit(app.get("/?" + urlencode({"agent": agent})).body, scenario=scenario)
+    assert parse_qsl(urlsplit(target).query, keep_blank_values=True) == [
+        ("agent", agent),
+        ("scenario", scenario),
+        ("from", ""),
+        ("to", ""),
+    ]
+    shown = [n.get("data-id") for n in dom(app.get(target).body).all("tr", "report")]
+    assert shown == [
+        r for r in holding if any(p["agentName"] == agent for p in world.json[r]["results"])
+    ]
+    again = app.get(target).body  # the choice stays selected, and "any" clears it
+    chosen = next(n for n in dom(again).all("select") if n.get("name") == "scenario")
+    assert [o.get("value") for o in chosen.kids("option") if "selected" in o.attrs] == [scenario]
+    cleared = [
+        n.get("data-id") for n in dom(app.get(_submit(again, scenario="")).body).all("tr", "report")
+    ]
+    assert cleared == [
+        r for r in newest if any(p["agentName"] == agent for p in world.json[r]["results"])
+    ]
 
 
 def _pairs_on(body: str) -> list[tuple[str, str]]:

@@ -220,8 +220,8 @@ def legend() -> str:
 
 def history_page(series: Series, links: Links) -> str:
     rows = "".join(
-        f'<tr class="point"><td><a href="{pt.href}">{escape(pt.report_id)}</a></td>'
-        f"<td>{escape(pt.started_at[:19])}</td>"
+        f'<tr class="point"><td class="nw"><a href="{pt.href}">{escape(pt.report_id)}</a></td>'
+        f'<td class="nw">{escape(pt.started_at[:19])}</td>'
         + "".join(
             f'<td class="num">{"—" if pt.values[n] is None else f"{pt.values[n]:g}"}</td>'
             for n in NAMES

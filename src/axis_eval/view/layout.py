@@ -27,6 +27,7 @@ header b{margin-right:1em}main{padding:1em 1.2em}a{color:var(--accent)}
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid var(--line);
 padding:.3em .5em;text-align:left;vertical-align:top}th{font-weight:600}
 .num{text-align:right;font-variant-numeric:tabular-nums}.muted{color:var(--muted)}
+.nw{white-space:nowrap}
 .regressed,.bad{color:var(--bad)}.improved,.good{color:var(--good)}
 .filters{display:flex;flex-wrap:wrap;gap:.4em 1em;margin:.5em 0 1em}
 .filters a.on{font-weight:700}.chips a{margin-right:.5em}

@@ -36,6 +36,10 @@ def matches(head: Headline, q: Mapping[str, str]) -> bool:
     return not (q.get("to") and head.date > q["to"])
 
 
+MAX_CHIPS = 12
+"""A filter with more values than this is a drop-down list in the form instead of links."""
+
+
 def _filter_bar(heads: list[Headline], q: Mapping[str, str], links: Links) -> str:
     if not links.server:
         return ""
@@ -48,8 +52,21 @@ def _filter_bar(heads: list[Headline], q: Mapping[str, str], links: Links) -> st
         values["status"].update(h.statuses)
         values["status"].add(h.state)
     kept = {k: v for k, v in q.items() if k in (*FILTERS, "from", "to") and v}
-    parts = []
+    parts, selects = [], []
     for name in FILTERS:
+        if not values[name]:
+            continue  # no report has one (e.g. no profile): no empty group
+        if len(values[name]) > MAX_CHIPS:  # hundreds of scenarios: a list, not a wall of links
+            options = "".join(
+                f'<option value="{escape(v)}"{" selected" if kept.get(name) == v else ""}>'
+                f"{escape(v)}</option>"
+                for v in sorted(values[name])
+            )
+            selects.append(
+                f'<label>{name} <select name="{escape(name)}" data-filter="{escape(name)}">'
+                f'<option value="">any</option>{options}</select></label> '
+            )
+            continue
         chips = []
         for value in sorted(values[name]):
             on = kept.get(name) == value
@@ -61,13 +78,15 @@ def _filter_bar(heads: list[Headline], q: Mapping[str, str], links: Links) -> st
         parts.append(
             f'<div class="chips"><span class="muted">{name}:</span> {"".join(chips)}</div>'
         )
+    listed = {name for name in FILTERS if len(values[name]) > MAX_CHIPS}
     hidden = "".join(
         f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">'
         for k, v in kept.items()
-        if k in FILTERS
+        if k in FILTERS and k not in listed
     )
     dates = (
-        f'<form method="get" action="/">{hidden}<label>from <input type="date" name="from" '
+        f'<form method="get" action="/">{hidden}{"".join(selects)}<label>from '
+        f'<input type="date" name="from" '
         f'value="{escape(kept.get("from", ""))}"></label> <label>to <input type="date" name="to" '
         f'value="{escape(kept.get("to", ""))}"></label> <button>Filter</button> '
         f'<a href="{links.index()}">clear</a></form>'
@@ -85,8 +104,8 @@ def list_page(catalog: Catalog, q: Mapping[str, str], links: Links) -> str:
         statuses = ", ".join(f"{escape(k)} {v}" for k, v in h.statuses.items())
         rows.append(
             f'<tr class="report" data-id="{escape(h.report_id)}">'
-            f'<td><a href="{links.report(h.report_id)}">{escape(h.report_id)}</a></td>'
-            f"<td>{escape(h.started_at[:19].replace('T', ' '))}</td>"
+            f'<td class="nw"><a href="{links.report(h.report_id)}">{escape(h.report_id)}</a></td>'
+            f'<td class="nw">{escape(h.started_at[:19].replace("T", " "))}</td>'
             f"<td>{escape(h.name or '')}</td><td>{escape(h.profile or '')}</td><td>{agents}</td>"
             f'<td class="num">{len(h.scenarios)}</td><td class="num">{h.pairs}</td>'
             f"<td>{escape(h.state)}: {statuses}</td>"
