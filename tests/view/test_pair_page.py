@@ -27,7 +27,7 @@ import pytest
 from axis_eval.report.models import ReportManifest
 from axis_eval.runs.store import read_manifest
 from axis_eval.view.pair_page import PAIR_COMPARE_CSS, TEXT_CHARS, pair_compare_html
-from report.html.helpers import ARTIFACTS, find_chromium, launch_chromium, unavailable
+from report.html.helpers import ARTIFACTS, chromium_session
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -163,22 +163,7 @@ def _fragment(a: Path, b: Path, key: str = KEY, agent: str = AGENT) -> str:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    executable = find_chromium()
-    if executable is None:
-        unavailable("chromium is missing (`make system-deps` installs Debian's chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("the playwright package is missing (`pip install -e '.[dev]'`)")
-    driver = sync_playwright().start()
-    try:
-        chromium = launch_chromium(driver, executable)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-    finally:
-        driver.stop()
+    yield from chromium_session()
 
 
 def _page_html(fragment: str) -> str:

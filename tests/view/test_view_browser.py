@@ -28,13 +28,7 @@ import pytest
 
 from axis_eval.transcript.models import Transcript
 from axis_eval.view import App, Catalog, ViewServer, export_pages
-from report.html.helpers import (
-    ARTIFACTS,
-    find_chromium,
-    launch_chromium,
-    load_synth,
-    unavailable,
-)
+from report.html.helpers import ARTIFACTS, chromium_session, load_synth
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -137,24 +131,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
-    executable = find_chromium()
-    if executable is None:
-        unavailable("chromium is missing (`make system-deps` installs Debian's chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("the playwright package is missing (`pip install -e '.[dev]'`)")
-    driver = sync_playwright().start()
-    try:
-        # the helpers' default resolves no host at all; the viewer lives on 127.0.0.1
-        rules = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
-        browser = launch_chromium(driver, executable, extra_args=[rules])
-        try:
-            yield browser
-        finally:
-            browser.close()
-    finally:
-        driver.stop()
+    # the helpers' default resolves no host at all; the viewer lives on 127.0.0.1
+    yield from chromium_session(["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
 
 
 @dataclass

@@ -7,7 +7,7 @@ import importlib.util
 import os
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -126,6 +126,27 @@ def launch_chromium(pw: Playwright, executable: str, extra_args: Sequence[str] =
         args=args,
         ignore_default_args=[default] if default else None,
     )
+
+
+def chromium_session(extra_args: Sequence[str] = ()) -> Iterator[Browser]:
+    """A Playwright driver and one headless chromium for a fixture to yield from (skips
+    loudly, or fails under CI=true, without chromium or playwright); both stopped after."""
+    executable = find_chromium()
+    if executable is None:
+        unavailable("chromium is missing (`make system-deps` installs Debian's chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("the playwright package is missing (`pip install -e '.[dev]'`)")
+    driver = sync_playwright().start()
+    try:
+        browser = launch_chromium(driver, executable, extra_args)
+        try:
+            yield browser
+        finally:
+            browser.close()
+    finally:
+        driver.stop()
 
 
 def _loop_running() -> bool:
