@@ -44,6 +44,7 @@ from axis_eval.report.html._page import write_html
 from axis_eval.runs.store import ReportStore, read_manifest
 from axis_eval.transcript.models import Entry, ToolCall, Transcript
 from axis_eval.view import App, Catalog, Response, ViewServer, export_pages
+from axis_eval.view.compare import SORTS
 from axis_eval.view.pages import MAX_CHIPS, PAGE_SIZE
 from report.html.helpers import load_synth
 
@@ -670,6 +671,71 @@ def test_search_finds_transcript_text_and_links_its_pair(world: World) -> None:
     )
     assert f"run {run['runIndex']}, step {step}" in hit.text()
     assert [m.text() for m in tree.all("mark")] == [needle]
+
+
+def test_search_finds_terms_the_file_spells_otherwise_and_skips_files_that_cannot_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_report(tmp_path, "2026-06-01", 3, 1, seed=4)
+    manifest = read_manifest(folder)
+    first = folder / manifest.results[0].runs[0].dir / "transcript.json"
+    at = "2026-06-01T08:00:01.000Z"
+    _insert_entries(
+        first,
+        Entry(type="assistant", timestamp=at, text='he said "quoted words" in C:\\temp\\dir'),
+        Entry(type="assistant", timestamp=at, text="tab\there, the \u212aelvin sign, café"),
+        Entry(
+            type="tool",
+            timestamp=at,
+            tool=ToolCall(id="t1", name="Lookup", input={"limit": 20, "q": "x"}, output="ok"),
+        ),
+    )
+    data = first.read_text()
+    parsed: list[int] = []
+    real = Transcript.model_validate_json
+    monkeypatch.setattr(Transcript, "model_validate_json", lambda d: parsed.append(1) or real(d))
+
+    def found(term: str) -> list[str]:
+        parsed.clear()
+        body = App(Catalog([folder.parent])).get("/search?" + urlencode({"q": term})).body
+        return [m.text() for m in dom(body).all("mark")]
+
+    # each as the field shows it, not as the file spells it (escaped, or dumped again)
+    spelled = {
+        '"quoted words"': '\\"quoted words\\"',
+        "c:\\temp": "c:\\\\temp",
+        "tab\there": "tab\\there",
+        '"limit": 20': '"limit":20',
+    }
+    for term, in_file in spelled.items():
+        assert term.lower() not in data.lower() and in_file in data.lower(), term
+        assert [m.lower() for m in found(term)] == [term.lower()], term
+    assert found("kelvin") == ["\u212aelvin"]  # K (Kelvin sign) lowers to k
+    assert found("CAFÉ") == ["café"]
+    runs = sum(len(p.runs) for p in manifest.results)
+    assert found("no-such-term-anywhere") == [] and parsed == []  # none parsed: none can hold it
+    assert found("quoted") == ["quoted"] and len(parsed) == 1  # only the file that holds it
+    assert found('"no such"') == [] and len(parsed) == runs  # not pre-filtered: every one read
+
+
+def test_compare_in_another_order_reuses_the_diff_until_a_report_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = make_report(tmp_path, "2026-06-01", 6, 3, seed=1)
+    b = make_report(tmp_path, "2026-06-02", 6, 3, seed=2)
+    diffs: list[str] = []
+    real = catalog_module.diff_reports
+    monkeypatch.setattr(
+        catalog_module, "diff_reports", lambda x, y: diffs.append(y.report_id) or real(x, y)
+    )
+    app = App(Catalog([a.parent]))
+    bodies = [app.get(f"/compare/{a.name}/{b.name}?sort={s}").body for s in SORTS]
+    assert len(diffs) == 1 and all(_rows(body) == _rows(bodies[0]) for body in bodies)
+    assert app.get(f"/compare/{b.name}/{a.name}").status == 200 and len(diffs) == 2
+    assert app.get(f"/compare/{a.name}/{b.name}").status == 200 and len(diffs) == 3
+    ReportStore(b).patch_manifest({"name": "renamed"})  # B changed: diffed again
+    assert app.get(f"/compare/{a.name}/{b.name}?sort=agent").status == 200 and len(diffs) == 4
+    assert app.get(f"/compare/{a.name}/nope").status == 404 and len(diffs) == 4
 
 
 @pytest.mark.parametrize("through", ["redactor", "environment"])

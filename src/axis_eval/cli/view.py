@@ -53,9 +53,8 @@ def view_command(
 
     try:
         config_dir = Path(axis_home(config_path))
-        # The project's own folder may not exist yet (no run so far): an empty list then.
-        roots = [Path(f) for f in folders] or [reports_root(config_dir)]
-        for root in roots if folders else []:
+        given = [Path(f) for f in folders]
+        for root in given:  # the project's own folder may not exist yet: an empty list then
             if not root.is_dir():
                 raise UsageError(
                     f"axis view: {root}: not a folder",
@@ -63,6 +62,7 @@ def view_command(
                 )
         from axis_eval.view import Catalog
 
+        roots = given or [reports_root(config_dir)]
         catalog = Catalog(roots, config_dir if not folders or config_path else None)
         if export_dir is not None:
             from axis_eval.view import export_pages

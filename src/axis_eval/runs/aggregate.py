@@ -12,7 +12,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from axis_eval._types import SCORES, JobStatus, camel
 from axis_eval.report.models import (
@@ -52,7 +52,26 @@ class PassGate:
     min_pass_rate: float | None = None
 
 
-def composite(run: RunEntry) -> float | None:
+class _Score(Protocol):
+    @property
+    def withheld(self) -> bool: ...
+    @property
+    def axis_score(self) -> int | None: ...
+
+
+class ScoredRun(Protocol):
+    """What the composite rule reads of a run: a report's ``RunEntry``, or the light read
+    ``axis view`` keeps (``view.catalog_models.RunHead``)."""
+
+    @property
+    def run_index(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def score(self) -> _Score | None: ...
+
+
+def composite(run: ScoredRun) -> float | None:
     """A run's composite score, when it completed, was scored and was not withheld."""
     score = run.score
     if run.status != "completed" or score is None or score.withheld:
@@ -76,7 +95,7 @@ def pick_representative(composites: Mapping[int, float]) -> int | None:
     return min(composites, key=lambda i: (abs(composites[i] - median), i))
 
 
-def scored_composites(runs: Sequence[RunEntry]) -> dict[int, float]:
+def scored_composites(runs: Sequence[ScoredRun]) -> dict[int, float]:
     """Run index → composite for the runs that count towards the score."""
     return {r.run_index: c for r in runs if (c := composite(r)) is not None}
 

@@ -49,10 +49,10 @@ class App:
         ids = [h.report_id for h in self.catalog.headlines()]
         at = ids.index(rid) if rid in ids else -1
         before = ids[at + 1] if 0 <= at < len(ids) - 1 else None
-        pairs = None if before is None else self.catalog.pairs(before)  # not its whole manifest
-        if before is None or pairs is None:
+        head = None if before is None else self.catalog.head(before)  # not its whole manifest
+        if before is None or head is None:
             return None
-        return before, set(pairs)
+        return before, {(p.scenario_key, p.agent_name) for p in head.results}
 
     def get(self, target: str) -> Response:
         parts = urlsplit(target)
@@ -92,12 +92,13 @@ class App:
         if head == "search" and not rest:
             return self._ok(search_page(cat, q.get("q", ""), self.redactor, links))
         if head == "compare" and len(rest) in (2, 3):
-            a, b = cat.manifest(rest[0]), cat.manifest(rest[1])
-            if a is None or b is None:
-                return self._missing(f"no report {rest[0] if a is None else rest[1]}")
             if len(rest) == 2:
+                diff = cat.diff(rest[0], rest[1])
+                if diff is None:
+                    gone = rest[0] if cat.manifest(rest[0]) is None else rest[1]
+                    return self._missing(f"no report {gone}")
                 return self._ok(
-                    compare_page(rest[0], a, rest[1], b, q.get("sort", "verdict"), links)
+                    compare_page(rest[0], rest[1], diff, q.get("sort", "verdict"), links)
                 )
             if rest[2] == "pair" and q.get("scenario") and q.get("agent"):
                 return self.pair(rest[0], rest[1], q["scenario"], q["agent"])

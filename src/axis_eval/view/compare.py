@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from axis_eval.report.html._markup import escape
-from axis_eval.report.models import PairDiff, ReportDiff, ReportManifest
-from axis_eval.runs.aggregate import diff_reports
+from axis_eval.report.models import PairDiff, ReportDiff
 from axis_eval.view.layout import Links, page
 
 ORDER = {
@@ -38,25 +37,7 @@ def sorted_pairs(pairs: list[PairDiff], sort: str) -> list[PairDiff]:
     )
 
 
-_last: list[tuple[ReportManifest, ReportManifest, ReportDiff]] = []
-"""The last comparison: the same two (cached) manifests in another sort order, as the export
-writes them and a reader re-sorts, are not diffed again (a diff of 333 pairs × 3 runs is
-~0.5 s of t quantiles)."""
-
-
-def _diff(a: ReportManifest, b: ReportManifest) -> ReportDiff:
-    last = _last[-1] if _last else None
-    if last is not None and last[0] is a and last[1] is b:
-        return last[2]
-    diff = diff_reports(a, b)
-    _last[:] = [(a, b, diff)]
-    return diff
-
-
-def compare_page(
-    a_id: str, a: ReportManifest, b_id: str, b: ReportManifest, sort: str, links: Links
-) -> str:
-    diff = _diff(a, b)
+def compare_page(a_id: str, b_id: str, diff: ReportDiff, sort: str, links: Links) -> str:
     sort = sort if sort in SORTS else "verdict"
     rows = []
     for d in sorted_pairs(diff.pairs, sort):

@@ -14,7 +14,7 @@ from statistics import fmean
 
 from axis_eval._types import SCORES, camel
 from axis_eval.report.html._markup import escape
-from axis_eval.runs.aggregate import noise_band
+from axis_eval.runs.aggregate import noise_band, scored_composites
 from axis_eval.runs.baselines import read_baseline
 from axis_eval.view.catalog import Catalog
 from axis_eval.view.catalog_models import Head, HeadPair
@@ -56,18 +56,9 @@ def _values(pairs: list[HeadPair]) -> dict[str, float | None]:
 
 
 def _spread(pairs: list[HeadPair]) -> tuple[float, float] | None:
-    """Min–max of the composites of the runs that count (as ``scored_composites``)."""
     if not any(p.run_count > 1 for p in pairs):
         return None
-    runs = [
-        float(r.score.axis_score)
-        for p in pairs
-        for r in p.runs
-        if r.status == "completed"
-        and r.score is not None
-        and not r.score.withheld
-        and r.score.axis_score is not None
-    ]
+    runs = [v for p in pairs for v in scored_composites(p.runs).values()]
     return (min(runs), max(runs)) if runs else None
 
 

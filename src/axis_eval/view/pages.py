@@ -52,11 +52,12 @@ def _filter_bar(heads: list[Headline], q: Mapping[str, str], links: Links) -> st
         values["status"].update(h.statuses)
         values["status"].add(h.state)
     kept = {k: v for k, v in q.items() if k in (*FILTERS, "from", "to") and v}
+    listed = {name for name in FILTERS if len(values[name]) > MAX_CHIPS}  # drop-downs
     parts, selects = [], []
     for name in FILTERS:
         if not values[name]:
             continue  # no report has one (e.g. no profile): no empty group
-        if len(values[name]) > MAX_CHIPS:  # hundreds of scenarios: a list, not a wall of links
+        if name in listed:  # hundreds of scenarios: a list, not a wall of links
             options = "".join(
                 f'<option value="{escape(v)}"{" selected" if kept.get(name) == v else ""}>'
                 f"{escape(v)}</option>"
@@ -78,7 +79,6 @@ def _filter_bar(heads: list[Headline], q: Mapping[str, str], links: Links) -> st
         parts.append(
             f'<div class="chips"><span class="muted">{name}:</span> {"".join(chips)}</div>'
         )
-    listed = {name for name in FILTERS if len(values[name]) > MAX_CHIPS}
     hidden = "".join(
         f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">'
         for k, v in kept.items()
