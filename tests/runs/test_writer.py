@@ -16,7 +16,7 @@ from axis_eval.execute.models import CollectedArtifact, JobOutcome
 from axis_eval.planning.matrix import Selection, plan
 from axis_eval.planning.models import JobSpec, Plan
 from axis_eval.redact import MASK, Redactor
-from axis_eval.report.models import ReportManifest, RunResult
+from axis_eval.report.models import PairEntry, ReportManifest, RunResult
 from axis_eval.report.outcome import exit_code_for
 from axis_eval.runs.run_folder import store_score
 from axis_eval.runs.store import ReportStore, new_report_id, reports_root
@@ -267,8 +267,15 @@ def test_job_is_on_disk_before_the_manifest_is_rewritten(
 
     class Recording(ReportStore):
         def write_json(self, relative: str, value: Any, *, durable: bool = False) -> Path:
-            writes.append(relative)
+            if relative != "report.json":  # (a manifest is recorded by write_manifest)
+                writes.append(relative)
             return super().write_json(relative, value, durable=durable)
+
+        def write_manifest(
+            self, manifest: ReportManifest, *, durable: bool = False, text: str | None = None
+        ) -> Path:
+            writes.append("report.json")
+            return super().write_manifest(manifest, durable=durable, text=text)
 
     root = reports_root(loaded.config_dir)
     store = Recording(root / new_report_id(root))
@@ -540,3 +547,60 @@ def test_a_resumed_crashed_report_runs_again_and_remembers_the_crash(
     assert "an earlier attempt crashed (KeyError: 'x'): see crash.log" in m.warnings
     assert [j.scenario.key for j in again.pending] == ["b"]
     assert [j.scenario.key for j, _ in again.kept] == ["a"]
+
+
+def test_interim_manifests_are_the_whole_manifest_serialized(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
+    # Each interim write serializes again only the pairs that changed; every write must
+    # still be exactly what serializing the whole manifest gives, hostile text included
+    # (a prompt holding the very text the pairs are spliced at, newlines, quotes, a secret).
+    splice = '\n  "results": []'
+    the_plan, loaded = planned(
+        tmp_path,
+        make_project,
+        {"agents": ["codex", "goose"]},
+        {"a": sc(prompt=f"say {splice} \"quoted\" é 🙂"), "b": sc(runs=3), "c": sc()},
+    )
+    store = new_store(loaded, Redactor(["sk-live-0123456789abcdef"]))
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
+
+    def expected() -> str:
+        whole = writer.manifest.model_dump_json(by_alias=True, indent=2)
+        return store.redactor.json_text(whole) + "\n"
+
+    assert (store.folder / "report.json").read_text() == expected()
+    for i, job in enumerate(the_plan.jobs):
+        result = f"line one\nline two {splice} sk-live-0123456789abcdef" if i % 2 else "ok"
+        writer.record(outcome(job, "failed" if i == 3 else "completed", result=result))
+        on_disk = (store.folder / "report.json").read_text()
+        assert on_disk == expected(), f"after job {i}"
+        assert "sk-live-0123456789abcdef" not in on_disk
+    writer.finish("finished", 0)
+    assert (store.folder / "report.json").read_text() == expected()
+    assert manifest_on_disk(store).summary.completed == 5
+
+
+def test_an_interim_write_serializes_only_the_pair_that_changed(
+    tmp_path: Path, make_project: MakeProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    the_plan, loaded = planned(
+        tmp_path, make_project, {"agents": ["codex"]}, {k: sc() for k in "abcdef"}
+    )
+    dumped: list[str] = []
+    original = PairEntry.model_dump_json
+
+    def counting(self: PairEntry, **kwargs: Any) -> str:
+        dumped.append(self.scenario_key)
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(PairEntry, "model_dump_json", counting)
+    store = new_store(loaded)
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
+    assert sorted(dumped) == list("abcdef")  # the first write: every pair
+    dumped.clear()
+    writer.record(outcome(the_plan.jobs[2]))
+    assert dumped == ["c"]
+    dumped.clear()
+    writer.finish("finished", 0)  # a forced write: every pair again, whatever changed
+    assert sorted(dumped) == list("abcdef")

@@ -56,6 +56,20 @@ def check_value(value: Any, path: object, kind: str) -> None:
         raise ConfigError(f"{kind} file {path} {exc}", hint=LIMITS_HINT) from None
 
 
+def json_within_limits(text: str) -> bool:
+    """Whether JSON ``text`` (already parsed, so well-formed and its integers bounded by
+    the parser) is too small to pass any limit, so :func:`check_value` need not walk it.
+
+    Every value, mapping keys included, takes at least one character (JSON has no
+    aliases), so a text of at most :data:`MAX_VALUES` characters holds at most that many
+    values and far fewer than :data:`MAX_TEXT_CHARS` characters of text; and every level
+    of nesting opens with a bracket, so at most :data:`MAX_DEPTH` brackets (those in
+    strings counted too) nest at most that deep. A hand-written scenario passes at the
+    cost of two ``str.count`` calls; anything else is walked.
+    """
+    return len(text) <= MAX_VALUES and text.count("[") + text.count("{") <= MAX_DEPTH
+
+
 def _leaf(value: Any) -> int:
     """The characters a scalar counts for; raises for an integer past the digit limit."""
     if isinstance(value, str | bytes):

@@ -293,8 +293,11 @@ def _unknown(model: BaseModel, path: str, seen: set[int]) -> list[str]:
         where = f"{path}.{_short(str(key))}" if path else _short(str(key))
         found.append(f"unknown key {where!r}{_hint(str(key), model)}")
     for field_name, field in type(model).model_fields.items():
+        value = getattr(model, field_name)
+        if not (isinstance(value, BaseModel) or (isinstance(value, list | dict) and value)):
+            continue  # a scalar or an empty container holds no key (no path to format)
         shown = field.alias or field_name
-        found.extend(_walk(getattr(model, field_name), f"{path}.{shown}" if path else shown, seen))
+        found.extend(_walk(value, f"{path}.{shown}" if path else shown, seen))
     return found
 
 

@@ -26,6 +26,7 @@ from axis_eval.config._limits import (
     MAX_NODE_OUTPUT_BYTES,
     NODE_TIMEOUT_S,
     check_value,
+    json_within_limits,
 )
 from axis_eval.config._reading import check_regular, read_text, shown
 from axis_eval.errors import ConfigError, Interrupted
@@ -64,7 +65,10 @@ def read_data_file(path: Path, *, kind: str, profile: str | None = None) -> Any:
     if suffix in MODULE_SUFFIXES:
         value = _evaluate_js(path, kind, profile)
     elif suffix in (".json", "", ".yaml", ".yml", ".toml"):
-        value = _parse(read_text(path, kind), suffix, path, kind)
+        text = read_text(path, kind)
+        value = _parse(text, suffix, path, kind)
+        if suffix in (".json", "") and json_within_limits(text):
+            return value  # nothing in it can pass a limit (see json_within_limits)
     else:
         raise ConfigError(
             f"unsupported {kind} file type {suffix!r}: {shown(path)}",

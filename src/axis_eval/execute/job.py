@@ -7,7 +7,6 @@ report the moment it arrives, wherever the job ran.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from axis_eval.adapters.hooks import run_hook
 from axis_eval.adapters.mcp_files import interpolate_servers
 from axis_eval.execute.artifacts import collect_artifacts
 from axis_eval.execute.lifecycle import run_phase
+from axis_eval.execute.machine import MachineState
 from axis_eval.execute.models import JobOutcome, MachineLoad
 from axis_eval.execute.process import ManagedProcess, ProcessSpec, Spawner, spawn
 from axis_eval.execute.sandbox.base import JobSandbox, SandboxUnavailable
@@ -92,6 +92,8 @@ class JobContext:
     """What starts a ``sandbox: none`` job's processes (tests pass their own)."""
     sandboxes: Sandboxes | None = None
     """Opens each job's sandbox; None: one made for this context (``auto`` resolved here)."""
+    machine: MachineState = field(default_factory=MachineState)
+    """The load and CPU count each outcome records (read at most once a second)."""
 
     def __post_init__(self) -> None:
         if self.sandboxes is None:
@@ -126,7 +128,7 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
     adapter = ctx.adapters[spec.agent.adapter]
     dirs = create_job_dirs(ctx.tmp_base)
     started = now_iso()
-    load, cpus = machine_state()
+    load, cpus = ctx.machine.read()
     assert ctx.sandboxes is not None  # __post_init__
     try:
         try:
@@ -139,7 +141,7 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
                 outcome.sandbox = box.kind
             finally:
                 await box.close()
-        end_load, end_cpus = machine_state()
+        end_load, end_cpus = ctx.machine.read()
         outcome.machine = MachineLoad(
             load_start=load, load_end=end_load, cpus_start=cpus, cpus_end=end_cpus
         )
@@ -147,16 +149,6 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
     finally:
         if not dirs.remove_if_empty():  # the common case needs no thread hand-off
             await asyncio.to_thread(dirs.remove)
-
-
-def machine_state() -> tuple[float | None, int | None]:
-    """The 1-minute load average and CPU count of the machine this runs on (a Dask
-    worker's, for a job it runs); None for what the platform cannot tell."""
-    try:
-        load: float | None = round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):  # not on this platform
-        load = None
-    return load, os.cpu_count()
 
 
 def infrastructure_outcome(spec: JobSpec, reason: str, started: str) -> JobOutcome:

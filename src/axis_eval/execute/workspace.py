@@ -112,7 +112,7 @@ def _run_folder(parent: str) -> str:
     """
     key = (os.getpid(), parent)
     folder = _run_folders.get(key)
-    if folder is None or not os.path.isdir(folder):
+    if folder is None:
         folder = _run_folders[key] = _make_private(f"{parent}/{RUN_PREFIX}{os.getpid()}-")
         if len(_run_folders) == 1:
             atexit.register(_remove_run_folders)
@@ -143,7 +143,11 @@ def create_job_dirs(base: str | None = None) -> JobDirs:
     random name per job.
     """
     parent = os.path.abspath(base if base is not None else tempfile.gettempdir())
-    root = _make_private(f"{_run_folder(parent)}/")
+    try:
+        root = _make_private(f"{_run_folder(parent)}/")
+    except FileNotFoundError:  # the jobs folder was removed (a tmp cleaner): a new one
+        _run_folders.pop((os.getpid(), parent), None)
+        root = _make_private(f"{_run_folder(parent)}/")
     dirs = JobDirs.under(root)
     for folder in (dirs.work_dir, dirs.home_dir, dirs.tmp_dir):
         os.mkdir(folder)  # noqa: PTH102 -- as above

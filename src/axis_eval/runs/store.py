@@ -200,9 +200,16 @@ class ReportStore:
         """Write lines (raw output), redacted, atomically."""
         return self.write_text(relative, "".join(line + "\n" for line in lines))
 
-    def write_manifest(self, manifest: ReportManifest, *, durable: bool = False) -> Path:
-        """Write ``report.json``."""
-        return self.write_json(MANIFEST_FILE, manifest, durable=durable)
+    def write_manifest(
+        self, manifest: ReportManifest, *, durable: bool = False, text: str | None = None
+    ) -> Path:
+        """Write ``report.json`` (``text``: the manifest already serialized, as
+        :meth:`write_json` would serialize it)."""
+        if text is None:
+            return self.write_json(MANIFEST_FILE, manifest, durable=durable)
+        target = self._target(MANIFEST_FILE)
+        atomic_write_text(target, self.redactor.json_text(text) + "\n", durable=durable)
+        return Path(target)
 
     def patch_manifest(self, fields: dict[str, Any]) -> Path:
         """Set top-level ``fields`` (camelCase) in the ``report.json`` on disk, as JSON.

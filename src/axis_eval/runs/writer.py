@@ -28,6 +28,7 @@ from axis_eval.report.models import (
 from axis_eval.runs import run_entry
 from axis_eval.runs.aggregate import PassGate, refresh_pair, summarize
 from axis_eval.runs.folder_names import legacy_pair_dir
+from axis_eval.runs.manifest_text import ManifestText
 from axis_eval.runs.run_folder import read_saved_run, save_run, store_score
 from axis_eval.runs.store import ReportStore, pair_dir, run_in
 from axis_eval.scoring.models import JudgeVerdicts, ScoreResult
@@ -82,6 +83,7 @@ class ReportWriter:
         self._last_flush = float("-inf")
         self._offset_ms = 0
         self._pairs: dict[tuple[str, str], PairEntry] = {}
+        self._text = ManifestText()
         self.pending: list[JobSpec] = list(plan.jobs)
         """The jobs this run must execute (all of them, unless resumed)."""
         self.kept: list[tuple[JobSpec, RunEntry]] = []
@@ -200,6 +202,7 @@ class ReportWriter:
         run = next(r for r in entry.runs if r.run_index == job.run_index)
         store_score(self.store, run, score, verdicts, index)
         refresh_pair(entry, self.gate)
+        self._text.changed(entry)
         self.flush(force=False)
         return run
 
@@ -230,18 +233,23 @@ class ReportWriter:
         Unforced flushes (after each job) are rate-limited: rewriting a large manifest
         after every one of thousands of jobs would cost O(N²). Each run's own
         ``result.json`` is written at once, so nothing finished is ever only in memory.
+        They also serialize again only the pairs :meth:`record` and :meth:`record_score`
+        changed (:class:`ManifestText`); a forced flush serializes every pair, so whatever
+        else changed the manifest is written as it is.
         """
         now = time.monotonic()
         if not force and now - self._last_flush < self._flush_interval_s:
             return
         self._last_flush = now
+        if force:
+            self._text.clear()
         m = self.manifest
         # Interim flushes carry the suite statistics over from the last forced one.
         earlier = None if force else m.summary
         m.summary = summarize(m.results, self._skipped, self._load_failures, statistics_of=earlier)
         m.timestamp = now_iso()
         m.duration_ms = self._offset_ms + int((now - self._t0) * 1000)
-        self.store.write_manifest(m, durable=durable)
+        self.store.write_manifest(m, durable=durable, text=self._text.render(m))
 
     def record(self, outcome: JobOutcome) -> RunEntry:
         """Save one job's folder, then the manifest: the job is on disk before anything else.
@@ -253,6 +261,7 @@ class ReportWriter:
         entry = self._pairs[outcome.spec.pair_key]
         entry.runs = [run if r.run_index == run.run_index else r for r in entry.runs]
         refresh_pair(entry, self.gate)
+        self._text.changed(entry)
         self.flush(force=False)
         return run
 

@@ -27,6 +27,7 @@ import contextlib
 import os
 import shutil
 import signal
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -155,12 +156,16 @@ def _check_program(process: ProcessSpec) -> None:
     if not os.path.isdir(process.cwd):
         raise SpawnFailed(f"cannot use working directory {process.cwd}: No such file or directory")
     if "/" in program:
-        found = program if os.path.exists(program) else None
+        found: str | None = program
     else:
         found = shutil.which(program, path=process.env.get("PATH", os.defpath))
+    try:
+        is_dir = found is not None and stat.S_ISDIR(os.stat(found).st_mode)
+    except OSError:
+        found = None
     if found is None:
         raise SpawnFailed(f"command not found: {program}", 127)
-    if not os.access(found, os.X_OK) or os.path.isdir(found):
+    if is_dir or not os.access(found, os.X_OK):
         raise SpawnFailed(f"permission denied: {program}")
 
 

@@ -235,6 +235,7 @@ class BwrapMounts:
         self._readable = tuple(readable)
         self._plans: dict[tuple[object, ...], _Plan] = {}
         self._guarded: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._named: dict[tuple[object, ...], tuple[str, ...]] = {}
 
     def guarded(self, homes: Sequence[str]) -> tuple[str, ...]:
         """The hidden folders, resolved, that a command's named folder may not open."""
@@ -258,7 +259,7 @@ class BwrapMounts:
         """bwrap's options for one command of one job (everything before ``--chdir``)."""
         root = dirs.root_dir
         jobs_parent = jobs_base(root)
-        folders = tuple(named_folders(argv, self.guarded(homes)))
+        folders = self._named_folders(argv, homes, jobs_parent)
         key = (
             config_dir,
             env_path,
@@ -280,3 +281,27 @@ class BwrapMounts:
                 jobs_parent, policy, hidden=self._hidden, readable=readable, parent_homes=homes
             )
         return plan.options(root)
+
+    def _named_folders(
+        self, argv: Sequence[str], homes: Sequence[str], jobs_parent: str
+    ) -> tuple[str, ...]:
+        """:func:`named_folders` of ``argv``, resolved once per run for a command line that
+        names nothing under the jobs' folders (the same agent's program for every job: a
+        ``realpath`` of it is ~10 system calls a job). A command line naming a job's own
+        files (each job's are new) is resolved each time and kept nowhere."""
+        named = tuple(a for a in argv if a.startswith("/"))
+        if not named:
+            return ()
+        if any(_under(a, jobs_parent) for a in named):
+            return tuple(named_folders(named, self.guarded(homes)))
+        key = (named, tuple(homes))
+        found = self._named.get(key)
+        if found is None:
+            found = tuple(named_folders(named, self.guarded(homes)))
+            if len(self._named) < _MAX_NAMED:
+                self._named[key] = found
+        return found
+
+
+_MAX_NAMED = 256
+"""Distinct command lines whose named folders a run keeps (a few agents and checks each)."""
