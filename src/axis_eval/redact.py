@@ -122,6 +122,9 @@ class Redactor:
         self.rule = rule
         self._secrets: list[str] = []
         self._pattern: re.Pattern[str] | None = None
+        self.version = 0
+        """Goes up whenever :meth:`add` learns a secret: what text redacted earlier (and
+        kept) was redacted with."""
         self.add(secrets)
 
     @classmethod
@@ -151,6 +154,7 @@ class Redactor:
         forms = {json.dumps(s, ensure_ascii=False)[1:-1] for s in self._secrets}
         ordered = sorted(forms | set(self._secrets), key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
+        self.version += 1
 
     def add_environment(self, env: Mapping[str, str]) -> None:
         """Remember the values of every variable of ``env`` whose name the rule says is secret."""

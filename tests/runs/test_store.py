@@ -76,7 +76,8 @@ def test_writes_are_atomic_renames(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     store.write_text("a/file.txt", "old\n")
     monkeypatch.setattr(util_files.os, "replace", spy)
-    target = store.write_text("a/file.txt", "new\n")
+    store.write_text("a/file.txt", "new\n")
+    target = store.path("a/file.txt")
     [(src, dst)] = renames
     assert Path(src).parent == target.parent and Path(src).name.endswith(".tmp")
     assert dst == str(target)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -266,16 +266,20 @@ def test_job_is_on_disk_before_the_manifest_is_rewritten(
     writes: list[str] = []
 
     class Recording(ReportStore):
-        def write_json(self, relative: str, value: Any, *, durable: bool = False) -> Path:
+        def write_json(self, relative: str, value: Any, *, durable: bool = False) -> None:
             if relative != "report.json":  # (a manifest is recorded by write_manifest)
                 writes.append(relative)
-            return super().write_json(relative, value, durable=durable)
+            super().write_json(relative, value, durable=durable)
 
         def write_manifest(
-            self, manifest: ReportManifest, *, durable: bool = False, text: str | None = None
-        ) -> Path:
+            self,
+            manifest: ReportManifest,
+            *,
+            durable: bool = False,
+            chunks: Iterable[bytes] | None = None,
+        ) -> None:
             writes.append("report.json")
-            return super().write_manifest(manifest, durable=durable, text=text)
+            super().write_manifest(manifest, durable=durable, chunks=chunks)
 
     root = reports_root(loaded.config_dir)
     store = Recording(root / new_report_id(root))
@@ -560,7 +564,7 @@ def test_interim_manifests_are_the_whole_manifest_serialized(
         tmp_path,
         make_project,
         {"agents": ["codex", "goose"]},
-        {"a": sc(prompt=f"say {splice} \"quoted\" é 🙂"), "b": sc(runs=3), "c": sc()},
+        {"a": sc(prompt=f'say {splice} "quoted" é 🙂'), "b": sc(runs=3), "c": sc()},
     )
     store = new_store(loaded, Redactor(["sk-live-0123456789abcdef"]))
     writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
@@ -572,10 +576,15 @@ def test_interim_manifests_are_the_whole_manifest_serialized(
     assert (store.folder / "report.json").read_text() == expected()
     for i, job in enumerate(the_plan.jobs):
         result = f"line one\nline two {splice} sk-live-0123456789abcdef" if i % 2 else "ok"
+        if i == 0:
+            result = "a value learnt as secret later: late-secret-value-4567"
+        if i == 2:  # a pair kept since job 0 must be redacted again
+            store.redactor.add(["late-secret-value-4567"])
         writer.record(outcome(job, "failed" if i == 3 else "completed", result=result))
         on_disk = (store.folder / "report.json").read_text()
         assert on_disk == expected(), f"after job {i}"
         assert "sk-live-0123456789abcdef" not in on_disk
+        assert ("late-secret-value-4567" in on_disk) == (i < 2)
     writer.finish("finished", 0)
     assert (store.folder / "report.json").read_text() == expected()
     assert manifest_on_disk(store).summary.completed == 5

@@ -175,7 +175,8 @@ def _write_traceback(writer: ReportWriter, exc: BaseException) -> Path | None:
     """``crash.log`` in the report folder, through the run's redactor; None if it failed."""
     try:
         text = "".join(traceback.format_exception(exc))
-        return writer.store.write_text(CRASH_FILE, text)
+        writer.store.write_text(CRASH_FILE, text)
+        return writer.store.path(CRASH_FILE)
     except Exception:
         return None
 

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from axis_eval.errors import ReportNotFound, UsageError
-from axis_eval.files import atomic_write_bytes, atomic_write_text
+from axis_eval.files import atomic_write_bytes, atomic_write_chunks, atomic_write_text
 from axis_eval.redact import Redactor
 from axis_eval.report.models import ReportManifest
 from axis_eval.runs.folder_names import agent_folder, scenario_folder
@@ -173,19 +173,17 @@ class ReportStore:
                     raise
         self._made.add(folder)
 
-    def write_text(self, relative: str, text: str) -> Path:
+    def write_text(self, relative: str, text: str) -> None:
         """Write redacted text atomically."""
         target = self._target(relative)
         atomic_write_text(target, self.redactor.text(text))
-        return Path(target)
 
-    def write_bytes(self, relative: str, data: bytes) -> Path:
+    def write_bytes(self, relative: str, data: bytes) -> None:
         """Write bytes atomically (artifacts: not redacted, they are the agent's work)."""
         target = self._target(relative)
         atomic_write_bytes(target, data)
-        return Path(target)
 
-    def write_json(self, relative: str, value: Any, *, durable: bool = False) -> Path:
+    def write_json(self, relative: str, value: Any, *, durable: bool = False) -> None:
         """Write a model or JSON-like value, redacted, pretty-printed, atomically."""
         if isinstance(value, BaseModel):
             # pydantic's serializer (Rust) is ~20x faster than json.dumps with indent.
@@ -194,24 +192,27 @@ class ReportStore:
             text = json.dumps(value, indent=2, ensure_ascii=False)
         target = self._target(relative)
         atomic_write_text(target, self.redactor.json_text(text) + "\n", durable=durable)
-        return Path(target)
 
-    def write_lines(self, relative: str, lines: list[str]) -> Path:
+    def write_lines(self, relative: str, lines: list[str]) -> None:
         """Write lines (raw output), redacted, atomically."""
-        return self.write_text(relative, "".join(line + "\n" for line in lines))
+        self.write_text(relative, "".join(line + "\n" for line in lines))
 
     def write_manifest(
-        self, manifest: ReportManifest, *, durable: bool = False, text: str | None = None
-    ) -> Path:
-        """Write ``report.json`` (``text``: the manifest already serialized, as
-        :meth:`write_json` would serialize it)."""
-        if text is None:
-            return self.write_json(MANIFEST_FILE, manifest, durable=durable)
+        self,
+        manifest: ReportManifest,
+        *,
+        durable: bool = False,
+        chunks: Iterable[bytes] | None = None,
+    ) -> None:
+        """Write ``report.json`` (``chunks``: its content already serialized and redacted,
+        as :meth:`write_json` would write it, in parts)."""
+        if chunks is None:
+            self.write_json(MANIFEST_FILE, manifest, durable=durable)
+            return
         target = self._target(MANIFEST_FILE)
-        atomic_write_text(target, self.redactor.json_text(text) + "\n", durable=durable)
-        return Path(target)
+        atomic_write_chunks(target, chunks, durable=durable)
 
-    def patch_manifest(self, fields: dict[str, Any]) -> Path:
+    def patch_manifest(self, fields: dict[str, Any]) -> None:
         """Set top-level ``fields`` (camelCase) in the ``report.json`` on disk, as JSON.
 
         The last resort of a crashed run, when the manifest cannot be written from its
@@ -223,7 +224,6 @@ class ReportStore:
         data.update(fields)
         text = json.dumps(data, indent=2, ensure_ascii=False)
         atomic_write_text(target, self.redactor.json_text(text) + "\n", durable=True)
-        return Path(target)
 
 
 def list_reports(config_dir: str | Path) -> list[ReportManifest]:

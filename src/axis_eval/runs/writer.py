@@ -249,7 +249,8 @@ class ReportWriter:
         m.summary = summarize(m.results, self._skipped, self._load_failures, statistics_of=earlier)
         m.timestamp = now_iso()
         m.duration_ms = self._offset_ms + int((now - self._t0) * 1000)
-        self.store.write_manifest(m, durable=durable, text=self._text.render(m))
+        chunks = self._text.chunks(m, self.store.redactor)
+        self.store.write_manifest(m, durable=durable, chunks=chunks)
 
     def record(self, outcome: JobOutcome) -> RunEntry:
         """Save one job's folder, then the manifest: the job is on disk before anything else.
