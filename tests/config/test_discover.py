@@ -248,3 +248,21 @@ def test_typescript_scenarios_are_loaded_not_skipped(
     [failure] = found.load_failures
     assert failure.path == "scenarios/b.ts"
     assert "axis agents install --typescript" in failure.error
+
+
+def test_keys_of_odd_file_names_are_what_pathlib_makes_them(
+    tmp_path: Path, make_project: MakeProject
+) -> None:
+    # The walk names files with string operations; a key must stay what
+    # ``path.relative_to(root).with_suffix("")`` gives, dots anywhere in the name included.
+    names = ["a.b.json", "..x.json", "v1.2.yaml", "deep/er/c.JSON", "deep/.hidden.json"]
+    make_project(tmp_path, {"agents": ["codex"]}, {"seed.json": sc()})
+    folder = tmp_path / "scenarios"
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text('{"name": "n", "prompt": "p", "judge": "j"}')
+    (folder / "not-data.json.txt").write_text('{"prompt": "p", "judge": "j"}')
+    found = found_in(tmp_path)
+    expected = sorted(["seed", *(Path(n).with_suffix("").as_posix() for n in names)])
+    assert sorted(keys(found)) == expected
+    assert not found.load_failures

@@ -287,12 +287,22 @@ def unknown_keys(model: BaseModel, path: str = "") -> list[str]:
     return _unknown(model, path, set())
 
 
+@functools.cache
+def _field_order(model_type: type[BaseModel]) -> dict[str, int]:
+    return {name: i for i, name in enumerate(model_type.model_fields)}
+
+
 def _unknown(model: BaseModel, path: str, seen: set[int]) -> list[str]:
     found: list[str] = []
     for key in model.model_extra or {}:
         where = f"{path}.{_short(str(key))}" if path else _short(str(key))
         found.append(f"unknown key {where!r}{_hint(str(key), model)}")
-    for field_name, field in type(model).model_fields.items():
+    fields = type(model).model_fields
+    order = _field_order(type(model))
+    # Only the fields the file set can hold its keys (a default is the code's own value):
+    # a scenario sets a handful of its ~40 fields. In declaration order, as before.
+    for field_name in sorted(model.model_fields_set & order.keys(), key=order.__getitem__):
+        field = fields[field_name]
         value = getattr(model, field_name)
         if not (isinstance(value, BaseModel) or (isinstance(value, list | dict) and value)):
             continue  # a scalar or an empty container holds no key (no path to format)

@@ -90,20 +90,35 @@ def _add_inline(found: Discovery, source: ScenarioInput, index: int) -> None:
 
 
 def _walk(found: Discovery, root: Path, base: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
+    # Names as strings until a file is read: four Path operations a scenario were a
+    # measurable share of planning a large suite.
+    top = os.fspath(root)
+    for dirpath, dirnames, filenames in os.walk(top):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
+        folder = dirpath[len(top) :].strip("/")  # os.walk joins onto ``top`` as given
         for name in sorted(filenames):
-            path = Path(dirpath) / name
-            suffix = path.suffix.lower()
-            if suffix not in DATA_SUFFIXES and suffix not in MODULE_SUFFIXES:
+            stem, suffix = _split_suffix(name)
+            if suffix.lower() not in DATA_SUFFIXES and suffix.lower() not in MODULE_SUFFIXES:
                 continue
             if name.lower().endswith((".d.ts", ".d.mts", ".d.cts")):
                 continue  # type declarations: no default export, never a scenario
-            key = path.relative_to(root).with_suffix("").as_posix()
-            _load_file(found, path, key, base, explicit=False)
+            key = f"{folder}/{stem}" if folder else stem
+            _load_file(found, Path(dirpath, name), key, base, explicit=False)
+
+
+def _split_suffix(name: str) -> tuple[str, str]:
+    """``name`` without its last suffix, and that suffix, as ``PurePath.stem`` and
+    ``.suffix`` read them (a dot first or last starts no suffix)."""
+    dot = name.rfind(".")
+    if 0 < dot < len(name) - 1:
+        return name[:dot], name[dot:]
+    return name, ""
 
 
 def _rel(path: Path, base: Path) -> str:
+    text, top = os.fspath(path), os.fspath(base).rstrip("/")
+    if text.startswith(top + "/"):  # the common case: no relative_to (and its parsing)
+        return text[len(top) + 1 :]
     try:
         return path.relative_to(base).as_posix()
     except ValueError:
