@@ -65,10 +65,16 @@ def atomic_write_chunks(
         fd, tmp = _create_temp(target)
     try:
         try:
-            for data in chunks:
-                view = memoryview(data)
-                while view:  # os.write on the descriptor: no file object per write
-                    view = view[os.write(fd, view) :]
+            pending: list[bytes] = []
+            size = 0
+            for data in chunks:  # small chunks gathered: one write each ~256 KiB, not each
+                pending.append(data)
+                size += len(data)
+                if size >= _WRITE_BYTES:
+                    _write_all(fd, b"".join(pending))
+                    pending, size = [], 0
+            if pending:
+                _write_all(fd, pending[0] if len(pending) == 1 else b"".join(pending))
             if mode is not None:
                 os.fchmod(fd, mode)
             if durable:
@@ -88,6 +94,17 @@ def atomic_write_chunks(
             os.fsync(folder)
         finally:
             os.close(folder)
+
+
+_WRITE_BYTES = 256 * 1024
+"""Chunks are gathered up to this much before a write (a manifest comes in hundreds of
+small parts: a system call each cost more than copying them once)."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:  # os.write on the descriptor: no file object per write
+        view = view[os.write(fd, view) :]
 
 
 def atomic_write_text(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -212,6 +213,11 @@ def test_job_folders_are_private_and_skip_a_name_left_by_another_process(
     (run_folder / "8").rename(tmp_path / "moved")
     workspace_mod._remove_run_folders()
     assert not run_folder.exists() and leftover.is_dir()
+    # The jobs folder is not stat'ed for every job: one removed meanwhile (a tmp cleaner)
+    # is made again when the next job's folder cannot be made in it.
+    again = create_job_dirs(str(tmp_path))
+    assert again.root.parent.name.startswith(f"axis-jobs-{pid}-") and again.workspace.is_dir()
+    assert again.root.parent != run_folder
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ picks the pidfd watcher itself")
@@ -233,3 +239,21 @@ def test_runs_watch_children_through_pidfds_and_restore_the_watcher() -> None:
     assert code == 3
     assert running == threads, "a thread was started to wait for the child"
     assert policy.get_child_watcher() is before
+
+
+def test_proc_reads_return_whole_lists_longer_than_a_page() -> None:
+    """/proc list files come a page per read: a read that stopped at the first short read
+    would miss children, and with them orphans to reap."""
+    sleepers = [subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL) for _ in range(900)]
+    try:
+        listed = procfs.children(os.getpid())
+        assert listed is not None
+        assert {p.pid for p in sleepers} <= set(listed)
+        assert len(" ".join(map(str, listed))) > 4096  # more than one page
+        assert procfs.process_info(sleepers[0].pid) is not None
+        assert procfs.process_info(2**22 + 12345) is None  # no such process
+    finally:
+        for p in sleepers:
+            p.kill()
+        for p in sleepers:
+            p.wait()

@@ -20,6 +20,7 @@ __all__ = [
     "EXHAUSTED_WAIT_S",
     "FDS_PER_JOB",
     "RESERVED_FDS",
+    "devnull",
     "exhausted",
     "fit_concurrency",
     "open_fds",
@@ -80,3 +81,23 @@ def exhausted(exc: BaseException) -> bool:
     """Whether ``exc`` says this process (EMFILE) or the system (ENFILE) ran out of
     descriptors: a failure that goes away once running jobs end."""
     return isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE)
+
+
+_devnull_fd: int | None = None
+
+
+def devnull() -> int:
+    """One ``/dev/null`` descriptor for every child's stdin (``subprocess.DEVNULL`` opens
+    and closes one per spawn: two system calls a job); a forked child opens its own."""
+    global _devnull_fd
+    if _devnull_fd is None:
+        _devnull_fd = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    return _devnull_fd
+
+
+def _forget_devnull() -> None:
+    global _devnull_fd
+    _devnull_fd = None  # the parent's descriptor, inherited: not this process's to reuse
+
+
+os.register_at_fork(after_in_child=_forget_devnull)

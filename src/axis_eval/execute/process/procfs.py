@@ -42,12 +42,32 @@ def _pids() -> list[int]:
     return [int(name) for name in names if name.isdigit()]
 
 
+_READ_BYTES = 64 * 1024
+
+
 def _read(path: str) -> bytes | None:
+    """The whole of a /proc file, or None when it is gone or not ours to read.
+
+    Straight on the descriptor: a file object costs three more system calls a read (fstat,
+    ioctl, lseek), and the reaper and the scans read many of these files. Read until the
+    end, never less: a /proc list file returns one page a read whatever is asked.
+    """
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:  # gone, or not ours to read
         return None
+    try:
+        data = os.read(fd, _READ_BYTES)
+        if not data:
+            return data
+        parts = [data]
+        while chunk := os.read(fd, _READ_BYTES):
+            parts.append(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    except OSError:  # the process went away between the open and the read
+        return None
+    finally:
+        os.close(fd)
 
 
 def stat(pid: int) -> tuple[str, int, int] | None:

@@ -148,7 +148,7 @@ async def exec_in_session(
     :class:`OSError` when it cannot be started."""
     loop = asyncio.get_running_loop()
     inherit = stdio == "inherit"
-    stdin = None if inherit else subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
+    stdin = None if inherit else subprocess.PIPE if stdin_pipe else fds.devnull()
     stderr = {"pipes": subprocess.PIPE, "merged": subprocess.STDOUT, "inherit": None}[stdio]
     made: list[ChildProtocol] = []
 
