@@ -613,3 +613,54 @@ def test_an_interim_write_serializes_only_the_pair_that_changed(
     dumped.clear()
     writer.finish("finished", 0)  # a forced write: every pair again, whatever changed
     assert sorted(dumped) == list("abcdef")
+
+
+def test_the_run_page_from_what_the_store_kept_is_the_page_from_the_disk(
+    tmp_path: Path, make_project: MakeProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``axis run`` writes report.html from the transcripts and run files its store wrote,
+    # without reading them back; the page must be the one the files on disk give.
+    from axis_eval.report.html import render_html
+    from axis_eval.runs import store as store_mod
+
+    the_plan, loaded = planned(
+        tmp_path, make_project, {"agents": ["codex"]}, {"a": sc(runs=2), "b": sc(), "c": sc()}
+    )
+    store = new_store(loaded, Redactor(["sk-live-0123456789abcdef"]))
+    writer = ReportWriter(store, the_plan, loaded, flush_interval_s=0)
+    monkeypatch.setattr(store_mod, "KEPT_FILE_BYTES", 2_000)  # c's transcript: not kept
+    for job in the_plan.jobs:
+        words = "x" * (3_000 if job.scenario.key == "c" else 10)
+        entry = Entry(type="assistant", timestamp="t", text=f"{words} sk-live-0123456789abcdef")
+        writer.record(
+            outcome(
+                job,
+                transcript=Transcript(agent="codex", entries=[entry]),
+                stderr="oops" if job.scenario.key == "b" else "",
+                raw_output=["plain"],
+            )
+        )
+    manifest = writer.finish("finished", 0)
+    assert store.recall("scenarios/c/codex/transcript.json") is None
+    assert store.recall("scenarios/b/codex/transcript.json") is not None
+    assert store.written_in("scenarios/b/codex") == {
+        "result.json",
+        "transcript.json",
+        "raw.txt",
+        "stderr.log",
+        "sparse-index.txt",
+    }
+    assert store.written_in("scenarios") is not None and store.written_in("nowhere") is None
+    from_disk = render_html(store.folder, manifest=manifest)
+    reads: list[str] = []
+    real_read = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        reads.append(self.name)
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    from_store = render_html(store.folder, manifest=manifest, written=store)
+    assert from_store == from_disk
+    assert reads.count("transcript.json") == 1  # c's alone: too large to keep
+    assert "sk-live-0123456789abcdef" not in from_store

@@ -185,7 +185,7 @@ def _write_html(writer: ReportWriter) -> None:
     """The crashed report's page, as every run ends with one (a view: may fail quietly)."""
     from axis_eval.report.html import write_html
 
-    write_html(writer.store.folder, manifest=writer.manifest)
+    write_html(writer.store.folder, manifest=writer.manifest, written=writer.store)
 
 
 def _quietly(call: Callable[[], object]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import Path
 from typing import Any
 
 from axis_eval.adapters.base import AgentAdapter
@@ -354,7 +353,7 @@ async def _finish(session: RunSession, hook_env: dict[str, str]) -> RunOutcome:
         if not received:
             code = max(code, 1)
             manifest = writer.finish("finished", code)
-    _write_html(writer.store.folder, manifest, display)
+    _write_html(writer.store, manifest, display)
     display.stop()
     return RunOutcome(
         manifest=manifest,
@@ -364,16 +363,17 @@ async def _finish(session: RunSession, hook_env: dict[str, str]) -> RunOutcome:
     )
 
 
-def _write_html(folder: Path, manifest: ReportManifest, display: Display) -> None:
+def _write_html(store: ReportStore, manifest: ReportManifest, display: Display) -> None:
     """``report.html`` beside ``report.json``, as AXIS writes it at the end of every run.
 
-    The page is a view of files already on disk: failing to write it warns and never costs
-    the run its report or its exit code.
+    The page is a view of files already on disk (the store hands it the transcripts it
+    still holds): failing to write it warns and never costs the run its report or its exit
+    code.
     """
     from axis_eval.report.html import write_html
 
     try:
-        write_html(folder, manifest=manifest)
+        write_html(store.folder, manifest=manifest, written=store)
     except Exception as exc:
         display.message(f"warning: report.html not written: {exc}")
 

@@ -190,7 +190,7 @@ def _write_transcript(store: ReportStore, relative: str, transcript: Transcript)
     string (which, redacted and encoded, would cost four times the transcript)."""
     if _text_size(transcript) <= _STREAM_FROM:
         try:
-            store.write_json(relative, transcript)
+            store.write_json(relative, transcript, keep=True)  # the report page reads it
             return
         except (PydanticSerializationError, ValueError, RecursionError):
             pass  # an entry that cannot be serialized: one by one, that one as text

@@ -122,6 +122,12 @@ def run_in(pair_folder: str, run_index: int, run_count: int) -> str:
     return pair_folder if run_count == 1 else f"{pair_folder}/run-{run_index}"
 
 
+KEPT_BYTES = 16 * 1024 * 1024
+"""The most a store keeps of the files it wrote, for readers later in the same run."""
+KEPT_FILE_BYTES = 256 * 1024
+"""The largest file a store keeps (larger ones are read back from the disk)."""
+
+
 class ReportStore:
     """Writes one report folder; every file goes through the redactor and an atomic rename."""
 
@@ -130,6 +136,12 @@ class ReportStore:
         self.redactor = redactor or Redactor()
         self._root = os.fspath(folder)
         self._made: set[str] = set()
+        self._new: set[str] = set()
+        """Folders this store created: every file in them was written through it."""
+        self._names: dict[str, set[str]] = {}
+        """Each of those folders' files, by name (what :meth:`written_in` answers)."""
+        self._kept: dict[str, bytes] = {}
+        self._kept_bytes = 0
 
     @property
     def report_id(self) -> str:
@@ -152,10 +164,35 @@ class ReportStore:
         if relative.startswith("/") or ".." in parts:
             raise ValueError(f"path escapes the report folder: {relative}")
         target = f"{self._root}/{relative}"
-        parent = target.rpartition("/")[0]
+        parent, _, name = target.rpartition("/")
         if parent not in self._made:
             self._make(parent)
+        if parent in self._new:
+            self._names.setdefault(parent, set()).add(name)
         return target
+
+    def written_in(self, folder: str) -> frozenset[str] | None:
+        """The names of the files in ``folder`` (relative) when this store created it, so
+        that it wrote them all; None for a folder it found (read it from the disk)."""
+        absolute = f"{self._root}/{folder}".rstrip("/")
+        if absolute not in self._new:
+            return None
+        return frozenset(self._names.get(absolute, ()))
+
+    def recall(self, relative: str) -> bytes | None:
+        """The bytes last written to ``relative`` with ``keep``, when still kept."""
+        return self._kept.get(relative)
+
+    def _keep(self, relative: str, data: bytes) -> None:
+        """Keep a small file's bytes for a reader later in this run (the report page reads
+        every transcript back: from here, without a walk of its path and four system calls),
+        within :data:`KEPT_BYTES` in all."""
+        old = self._kept.pop(relative, None)
+        if old is not None:
+            self._kept_bytes -= len(old)
+        if len(data) <= KEPT_FILE_BYTES and self._kept_bytes + len(data) <= KEPT_BYTES:
+            self._kept[relative] = data
+            self._kept_bytes += len(data)
 
     def _make(self, folder: str) -> None:
         """Create ``folder`` (once), parents first: one mkdir() per new folder, where
@@ -168,6 +205,7 @@ class ReportStore:
                 self._make(parent)
             try:
                 os.mkdir(folder)  # noqa: PTH102 -- strings, see _target
+                self._new.add(folder)
             except FileExistsError:
                 if not os.path.isdir(folder):
                     raise
@@ -183,15 +221,21 @@ class ReportStore:
         target = self._target(relative)
         atomic_write_bytes(target, data)
 
-    def write_json(self, relative: str, value: Any, *, durable: bool = False) -> None:
-        """Write a model or JSON-like value, redacted, pretty-printed, atomically."""
+    def write_json(
+        self, relative: str, value: Any, *, durable: bool = False, keep: bool = False
+    ) -> None:
+        """Write a model or JSON-like value, redacted, pretty-printed, atomically (``keep``:
+        also keep its bytes for :meth:`recall`, when small)."""
         if isinstance(value, BaseModel):
             # pydantic's serializer (Rust) is ~20x faster than json.dumps with indent.
             text = value.model_dump_json(by_alias=True, indent=2)
         else:
             text = json.dumps(value, indent=2, ensure_ascii=False)
         target = self._target(relative)
-        atomic_write_text(target, self.redactor.json_text(text) + "\n", durable=durable)
+        data = (self.redactor.json_text(text) + "\n").encode("utf-8")
+        atomic_write_bytes(target, data, durable=durable)
+        if keep:
+            self._keep(relative, data)
 
     def write_lines(self, relative: str, lines: list[str]) -> None:
         """Write lines (raw output), redacted, atomically."""

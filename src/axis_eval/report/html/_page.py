@@ -66,13 +66,19 @@ def content_security_policy(js: str, css: str) -> str:
 
 
 def render_html(
-    report_dir: Path, *, link_root: str = "", manifest: ReportManifest | None = None
+    report_dir: Path,
+    *,
+    link_root: str = "",
+    manifest: ReportManifest | None = None,
+    written: _payload.WrittenFiles | None = None,
 ) -> str:
     """The page of the report in ``report_dir``.
 
     ``link_root`` is the report folder relative to where the page will be saved ("" when it
     is saved inside the folder): artifact and run-file links are relative to it. A caller
-    that holds the folder's manifest passes it (``axis run`` at its end): it is not read again.
+    that holds the folder's manifest passes it (``axis run`` at its end): it is not read again;
+    and the folder's writer (``written``) is asked for the transcripts and run files it wrote
+    before the disk is.
 
     Raises:
         ReportNotFound: no readable ``report.json`` in ``report_dir``.
@@ -88,7 +94,7 @@ def render_html(
     for number, pair in enumerate(manifest.results):
         transcripts = {}
         for run in pair.runs:
-            transcript = _payload.read_transcript(report_dir, run)
+            transcript = _payload.read_transcript(report_dir, run, written)
             if transcript is not None:
                 transcripts[run.run_index] = transcript
         detail = _payload.pair_payload(
@@ -98,6 +104,7 @@ def render_html(
             transcripts,
             by_pair.get((pair.scenario_key, pair.agent_name)) if by_pair else None,
             comparison.baseline_name if comparison else "",
+            written,
         )
         payloads.append(_payload_element(f"p{number}", detail))
         if transcripts:
@@ -131,9 +138,14 @@ def _payload_element(pid: str, value: object) -> Markup:
 
 
 def write_html(
-    report_dir: Path, out: Path | None = None, *, manifest: ReportManifest | None = None
+    report_dir: Path,
+    out: Path | None = None,
+    *,
+    manifest: ReportManifest | None = None,
+    written: _payload.WrittenFiles | None = None,
 ) -> Path:
-    """Write the page atomically; default ``report_dir/report.html``. Returns the path.
+    """Write the page atomically; default ``report_dir/report.html``. Returns the path
+    (``manifest``, ``written``: see :func:`render_html`).
 
     Raises:
         ReportNotFound: no readable ``report.json`` in ``report_dir``.
@@ -144,5 +156,6 @@ def write_html(
     target.parent.mkdir(parents=True, exist_ok=True)
     relative = os.path.relpath(report_dir.resolve(), target.parent.resolve())
     link_root = "" if relative == "." else relative.replace(os.sep, "/")
-    atomic_write_text(target, render_html(report_dir, link_root=link_root, manifest=manifest))
+    page = render_html(report_dir, link_root=link_root, manifest=manifest, written=written)
+    atomic_write_text(target, page)
     return target

@@ -13,8 +13,9 @@ import base64
 import gzip
 import json
 import os
+from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from pydantic import ValidationError
@@ -89,10 +90,27 @@ def scores(score: ScoreResult | None) -> dict[str, int | None] | None:
     return {camel(name): getattr(score, name) for name in SCORES}
 
 
-def read_transcript(folder: Path, run: RunEntry) -> Transcript | None:
+class WrittenFiles(Protocol):
+    """What the writer of a report folder still knows of it (``axis run``'s
+    :class:`~axis_eval.runs.store.ReportStore`): the page asks it before the disk."""
+
+    def recall(self, relative: str) -> bytes | None:
+        """A file's bytes as written, when kept."""
+
+    def written_in(self, folder: str) -> Collection[str] | None:
+        """The names of a folder's files, when the writer made it (and so wrote them all)."""
+
+
+def read_transcript(
+    folder: Path, run: RunEntry, written: WrittenFiles | None = None
+) -> Transcript | None:
     """A run's ``transcript.json``; None when missing or unreadable (a crashed run)."""
+    relative = f"{run.dir}/{TRANSCRIPT_FILE}"
     try:
-        return Transcript.model_validate_json((folder / run.dir / TRANSCRIPT_FILE).read_bytes())
+        data = written.recall(relative) if written is not None else None
+        if data is None:
+            data = (folder / relative).read_bytes()
+        return Transcript.model_validate_json(data)
     except (OSError, ValidationError, ValueError):
         return None
 
@@ -109,11 +127,15 @@ def _artifact(art: ArtifactEntry, link_root: str) -> dict[str, Any]:
     }
 
 
-def _run_files(folder: Path, run: RunEntry, link_root: str) -> list[dict[str, str]]:
-    try:
-        present = {e.name for e in os.scandir(folder / run.dir) if e.is_file()}
-    except OSError:
-        return []
+def _run_files(
+    folder: Path, run: RunEntry, link_root: str, written: WrittenFiles | None
+) -> list[dict[str, str]]:
+    present = written.written_in(run.dir) if written is not None else None
+    if present is None:
+        try:
+            present = {e.name for e in os.scandir(folder / run.dir) if e.is_file()}
+        except OSError:
+            return []
     return [
         {"name": name, "href": href(link_root, f"{run.dir}/{name}")}
         for name in RUN_FILES
@@ -122,7 +144,12 @@ def _run_files(folder: Path, run: RunEntry, link_root: str) -> list[dict[str, st
 
 
 def _run(
-    run: RunEntry, pair: PairEntry, folder: Path, link_root: str, has_transcript: bool
+    run: RunEntry,
+    pair: PairEntry,
+    folder: Path,
+    link_root: str,
+    has_transcript: bool,
+    written: WrittenFiles | None,
 ) -> dict[str, Any]:
     score = run.score
     usage = run.token_usage
@@ -152,7 +179,7 @@ def _run(
         "setupOutput": cut(run.setup_output),
         "teardownOutput": cut(run.teardown_output),
         "artifacts": [_artifact(a, link_root) for a in run.artifacts],
-        "files": _run_files(folder, run, link_root),
+        "files": _run_files(folder, run, link_root, written),
         "hasTranscript": has_transcript,
     }
 
@@ -219,6 +246,7 @@ def pair_payload(
     transcripts: dict[int, Transcript],
     baseline: ComparisonEntry | None,
     baseline_name: str,
+    written: WrittenFiles | None = None,
 ) -> dict[str, Any]:
     """Everything a pair's detail shows, but the transcripts (a payload of their own)."""
     label = f"{pair.scenario_key} · {pair.agent_name}"
@@ -260,7 +288,9 @@ def pair_payload(
         "status": pair.status,
         "error": pair.error,
         "representative": pair.representative_run_index,
-        "runs": [_run(r, pair, folder, link_root, r.run_index in transcripts) for r in pair.runs],
+        "runs": [
+            _run(r, pair, folder, link_root, r.run_index in transcripts, written) for r in pair.runs
+        ],
         "spread": pair.spread.model_dump(by_alias=True) if pair.spread else None,
         "reliability": pair.reliability.model_dump(by_alias=True) if pair.reliability else None,
         "passRates": pair.pass_rates.model_dump(by_alias=True) if pair.pass_rates else None,
