@@ -4,8 +4,11 @@
 Run by hand (never from tests), with nothing else writing to the disk:
 
     .venv/bin/python bench/ab_trees.py --a /path/to/old-clone --b . [--n 150] [--pairs 8]
+    .venv/bin/python bench/ab_trees.py --pythonpath --a /tmp/old/src --b src --sandbox bwrap
 
-Each tree needs its own ``.venv`` (``make install`` there). For N instant jobs
+Each tree needs its own ``.venv`` (``make install`` there); with ``--pythonpath`` the two are
+source folders (``git archive REV src | tar -x -C /tmp/old``) run by this interpreter, which
+is enough when the dependencies did not change. For N instant jobs
 (``bench/overhead.py``'s project and one-line agent), and for one job (the fixed cost), it runs
 ``axis run --no-score --concurrency 15`` through tree A's interpreter, then tree B's,
 alternating, ``--pairs`` times, and measures each side's own CPU at exit (RUSAGE_SELF: the
@@ -38,13 +41,20 @@ def _python(tree: Path) -> str:
     return str(python)
 
 
-def _run(tree_python: str, wrapper: Path, project: Path, self_file: Path, n: int) -> Sample:
-    sample = measure(
-        [tree_python, str(wrapper), "run", "--no-score", "--concurrency", "15"],
-        project,
-        self_file=self_file,
-    )
-    check_report(project, n)
+def _run(
+    side: tuple[str, dict[str, str]],
+    wrapper: Path,
+    project: Path,
+    self_file: Path,
+    n: int,
+    sandbox: str | None,
+) -> Sample:
+    python, env = side
+    argv = [python, str(wrapper), "run", "--no-score", "--concurrency", "15"]
+    if sandbox is not None:
+        argv += ["--sandbox", sandbox]
+    sample = measure(argv, project, self_file=self_file, extra_env=env)
+    check_report(project, n, sandbox)
     return sample
 
 
@@ -55,8 +65,21 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=150)
     parser.add_argument("--pairs", type=int, default=8)
     parser.add_argument("--fixed-pairs", type=int, default=15)
+    parser.add_argument("--sandbox", help="passed to axis run (none, bwrap): both sides")
+    parser.add_argument(
+        "--pythonpath",
+        action="store_true",
+        help="--a and --b are source folders (``src``) run by this interpreter on PYTHONPATH, "
+        "not trees with a .venv each (git archive REV src | tar -x -C DIR)",
+    )
     args = parser.parse_args()
-    pythons = {"A": _python(args.a.resolve()), "B": _python(args.b.resolve())}
+    if args.pythonpath:
+        pythons = {
+            side: (sys.executable, {"PYTHONPATH": str(tree.resolve())})
+            for side, tree in (("A", args.a), ("B", args.b))
+        }
+    else:
+        pythons = {"A": (_python(args.a.resolve()), {}), "B": (_python(args.b.resolve()), {})}
     results: dict[str, dict[str, list[Sample]]] = {"N": {"A": [], "B": []}, "1": {"A": [], "B": []}}
     with tempfile.TemporaryDirectory() as tmp:
         wrapper = Path(tmp) / "axis_wrapper.py"
@@ -65,12 +88,13 @@ def main() -> None:
         for label, n, pairs in (("N", args.n, args.pairs), ("1", 1, args.fixed_pairs)):
             project = Path(tmp) / f"p{label}"
             make_project(project, n)
-            _run(pythons["A"], wrapper, project, self_file, n)  # warm both trees' caches
-            _run(pythons["B"], wrapper, project, self_file, n)
+            for side in ("A", "B"):  # warm both trees' caches
+                _run(pythons[side], wrapper, project, self_file, n, args.sandbox)
             for i in range(pairs):
                 order = ("A", "B") if i % 2 == 0 else ("B", "A")
                 for side in order:
-                    results[label][side].append(_run(pythons[side], wrapper, project, self_file, n))
+                    sample = _run(pythons[side], wrapper, project, self_file, n, args.sandbox)
+                    results[label][side].append(sample)
     _report(args, results)
 
 
@@ -87,7 +111,7 @@ def _report(args: argparse.Namespace, results: dict[str, dict[str, list[Sample]]
     print(
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load {os.getloadavg()[0]:.2f}"
     )
-    print(f"A = {args.a}, B = {args.b}\n")
+    print(f"A = {args.a}, B = {args.b}, sandbox {args.sandbox or 'default'}\n")
     print("| jobs | measure | A median | B median | paired B − A: median (min … max) |")
     print("|---|---|---|---|---|")
     for label, n in (("N", args.n), ("1", 1)):
