@@ -266,10 +266,12 @@ def test_job_is_on_disk_before_the_manifest_is_rewritten(
     writes: list[str] = []
 
     class Recording(ReportStore):
-        def write_json(self, relative: str, value: Any, *, durable: bool = False) -> None:
+        def write_json(
+            self, relative: str, value: Any, *, durable: bool = False, keep: bool = False
+        ) -> None:
             if relative != "report.json":  # (a manifest is recorded by write_manifest)
                 writes.append(relative)
-            super().write_json(relative, value, durable=durable)
+            super().write_json(relative, value, durable=durable, keep=keep)
 
         def write_manifest(
             self,
