@@ -45,3 +45,8 @@ def test_small_chunks_are_gathered_and_large_ones_bounded(
     atomic_write_chunks(tmp_path / "big", iter(big))
     assert (tmp_path / "big").read_bytes() == b"".join(big)
     assert 10 <= len(sizes) <= 12 and max(sizes) < 400_000  # gathered, never all at once
+    sizes.clear()
+    mixed = [b"head,", b"x" * 1_000_000, b"tail"]  # a large chunk goes as it is, not copied
+    atomic_write_chunks(tmp_path / "mixed", iter(mixed))
+    assert (tmp_path / "mixed").read_bytes() == b"".join(mixed)
+    assert sizes == [5, 1_000_000, 4]

@@ -68,6 +68,12 @@ def atomic_write_chunks(
             pending: list[bytes] = []
             size = 0
             for data in chunks:  # small chunks gathered: one write each ~256 KiB, not each
+                if len(data) >= _WRITE_BYTES:  # a large one as it is, never copied
+                    if pending:
+                        _write_all(fd, b"".join(pending))
+                        pending, size = [], 0
+                    _write_all(fd, data)
+                    continue
                 pending.append(data)
                 size += len(data)
                 if size >= _WRITE_BYTES:

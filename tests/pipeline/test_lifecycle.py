@@ -207,3 +207,24 @@ async def test_lifecycle_scripts_see_model_and_variant(tmp_path: Path) -> None:
     run = outcome.manifest.results[0].runs[0]
     assert run.setup_output == "model=m-1 variant=alpha run=1"
     assert run.teardown_output == "model=m-1 variant=alpha run=1"
+
+
+def test_the_report_page_shows_what_after_all_left_in_the_report_folder(tmp_path: Path) -> None:
+    # The page at the end of a run takes the transcripts its store wrote, unless afterAll
+    # (which gets the report folder) may have changed them: then it reads the folder.
+    from axis_eval.report.html import render_html
+
+    scrub = (
+        'rm "$AXIS_REPORT_DIR"/scenarios/*/*/transcript.json "$AXIS_REPORT_DIR"/scenarios/*/*/raw.*'
+    )
+    root = write_project(
+        tmp_path / "proj",
+        adapters={"quick": ndjson_adapter("quick")},
+        scenarios={"one": scenario(), "two": scenario()},
+        afterAll=[{"action": "run_script", "command": scrub}],
+    )
+    done = run_cli(root, "--no-score", env=cli_env())
+    assert done.exit_code == 0, done.stderr
+    (report,) = report_dirs(root)
+    assert not list(report.glob("scenarios/*/*/transcript.json"))
+    assert (report / "report.html").read_text() == render_html(report)

@@ -13,6 +13,7 @@ from axis_eval import files as util_files
 from axis_eval.errors import EXIT_FAILED, ReportNotFound, UsageError
 from axis_eval.redact import MASK, Redactor
 from axis_eval.report.models import ReportManifest
+from axis_eval.runs import store as store_mod
 from axis_eval.runs.store import (
     REPORTS_DIR,
     ReportStore,
@@ -213,3 +214,39 @@ def test_patch_manifest_sets_fields_of_the_file_on_disk(tmp_path: Path) -> None:
     assert data["state"] == "crashed"
     assert data["error"] == f"boom {MASK}"  # through the redactor, like every write
     assert data["reportId"] == "r"
+
+
+def test_the_store_remembers_only_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the report page asks the store instead of the disk must be what is on the disk.
+    store = ReportStore(tmp_path / "r")
+    store.write_json("run/transcript.json", {"a": 1}, keep=True)
+    store.write_text("run/raw.txt", "out")
+    assert store.recall("run/transcript.json") == (tmp_path / "r/run/transcript.json").read_bytes()
+    assert store.written_in("run") == {"transcript.json", "raw.txt"}
+    # a write that fails is not listed; a later write without keep drops the kept bytes
+    monkeypatch.setattr(store_mod, "atomic_write_text", _disk_full)
+    with pytest.raises(OSError):
+        store.write_text("run/stderr.log", "x")
+    assert store.written_in("run") == {"transcript.json", "raw.txt"}
+    monkeypatch.undo()
+    store.write_json("run/transcript.json", {"a": 2})
+    assert store.recall("run/transcript.json") is None
+    # a folder it found is the disk's to list
+    (tmp_path / "r/theirs").mkdir()
+    store.write_text("theirs/raw.txt", "x")
+    assert store.written_in("theirs") is None
+    # past its bound of names, or once told to forget, it knows nothing
+    monkeypatch.setattr(store_mod, "MAX_NAMES", 3)
+    store.write_text("run2/a", "1")
+    assert store.written_in("run2") == {"a"}
+    store.write_text("run2/b", "2")
+    assert store.written_in("run2") is None and store.written_in("run") is None
+    store.write_json("run3/t.json", {}, keep=True)
+    store.forget()
+    assert store.recall("run3/t.json") is None and store.written_in("run3") is None
+
+
+def _disk_full(*_: object, **__: object) -> None:
+    raise OSError(28, "No space left on device")

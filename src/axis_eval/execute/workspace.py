@@ -145,7 +145,7 @@ def create_job_dirs(base: str | None = None) -> JobDirs:
     parent = os.path.abspath(base if base is not None else tempfile.gettempdir())
     try:
         root = _make_private(f"{_run_folder(parent)}/")
-    except FileNotFoundError:  # the jobs folder was removed (a tmp cleaner): a new one
+    except (FileNotFoundError, NotADirectoryError):  # removed (a tmp cleaner): a new one
         _run_folders.pop((os.getpid(), parent), None)
         root = _make_private(f"{_run_folder(parent)}/")
     dirs = JobDirs.under(root)

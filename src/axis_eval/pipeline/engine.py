@@ -345,6 +345,8 @@ async def _finish(session: RunSession, hook_env: dict[str, str]) -> RunOutcome:
     # afterAll runs once per `axis run`, interrupted or not: it is where cleanup lives.
     after_env = hooks.after_all_env(hook_env, writer.store.folder, manifest)
     error, notes = await hooks.run_hook(session.loaded, "afterAll", after_env, session.token)
+    if session.loaded.config.after_all:
+        writer.store.forget()  # the hook may have changed the report folder: the page reads it
     if notes or error:
         writer.manifest.after_all_output = "\n\n".join(x for x in (notes, error) if x)
         writer.flush()

@@ -209,6 +209,7 @@ def _write_transcript(store: ReportStore, relative: str, transcript: Transcript)
         yield (("\n  ]" if transcript.entries else "]") + redact(tail) + "\n").encode("utf-8")
 
     atomic_write_chunks(store.path(relative), chunks())
+    store.wrote(relative)
 
 
 def _entry_json(entry: Entry) -> str:

@@ -126,6 +126,8 @@ KEPT_BYTES = 16 * 1024 * 1024
 """The most a store keeps of the files it wrote, for readers later in the same run."""
 KEPT_FILE_BYTES = 256 * 1024
 """The largest file a store keeps (larger ones are read back from the disk)."""
+MAX_NAMES = 100_000
+"""The most file names a store remembers (past them it forgets all: readers list folders)."""
 
 
 class ReportStore:
@@ -140,6 +142,7 @@ class ReportStore:
         """Folders this store created: every file in them was written through it."""
         self._names: dict[str, set[str]] = {}
         """Each of those folders' files, by name (what :meth:`written_in` answers)."""
+        self._name_count = 0
         self._kept: dict[str, bytes] = {}
         self._kept_bytes = 0
 
@@ -164,12 +167,31 @@ class ReportStore:
         if relative.startswith("/") or ".." in parts:
             raise ValueError(f"path escapes the report folder: {relative}")
         target = f"{self._root}/{relative}"
-        parent, _, name = target.rpartition("/")
+        parent = target.rpartition("/")[0]
         if parent not in self._made:
             self._make(parent)
-        if parent in self._new:
-            self._names.setdefault(parent, set()).add(name)
         return target
+
+    def wrote(self, relative: str, data: bytes | None = None) -> None:
+        """``relative`` has just been written (``data``: its bytes, to keep for
+        :meth:`recall` when small); a writer that streams a file through :meth:`path`
+        says so here, the write methods do it themselves."""
+        parent, _, name = f"{self._root}/{relative}".rpartition("/")
+        if parent in self._new:
+            names = self._names.setdefault(parent, set())
+            if name not in names:
+                self._name_count += 1
+                names.add(name)
+            if self._name_count > MAX_NAMES:  # (a flood of artifacts): the disk knows
+                self._new.clear()
+                self._names.clear()
+        old = self._kept.pop(relative, None)
+        if old is not None:
+            self._kept_bytes -= len(old)
+        small = data is not None and len(data) <= KEPT_FILE_BYTES
+        if data is not None and small and self._kept_bytes + len(data) <= KEPT_BYTES:
+            self._kept[relative] = data
+            self._kept_bytes += len(data)
 
     def written_in(self, folder: str) -> frozenset[str] | None:
         """The names of the files in ``folder`` (relative) when this store created it, so
@@ -180,19 +202,18 @@ class ReportStore:
         return frozenset(self._names.get(absolute, ()))
 
     def recall(self, relative: str) -> bytes | None:
-        """The bytes last written to ``relative`` with ``keep``, when still kept."""
+        """The bytes last written to ``relative`` with ``keep``, when still kept (the
+        report page reads every transcript back: from here, without a walk of its path
+        and four system calls)."""
         return self._kept.get(relative)
 
-    def _keep(self, relative: str, data: bytes) -> None:
-        """Keep a small file's bytes for a reader later in this run (the report page reads
-        every transcript back: from here, without a walk of its path and four system calls),
-        within :data:`KEPT_BYTES` in all."""
-        old = self._kept.pop(relative, None)
-        if old is not None:
-            self._kept_bytes -= len(old)
-        if len(data) <= KEPT_FILE_BYTES and self._kept_bytes + len(data) <= KEPT_BYTES:
-            self._kept[relative] = data
-            self._kept_bytes += len(data)
+    def forget(self) -> None:
+        """Something else may have changed the folder (an ``afterAll`` hook gets it): from
+        now on :meth:`recall` and :meth:`written_in` know nothing, readers go to the disk."""
+        self._new.clear()
+        self._names.clear()
+        self._kept.clear()
+        self._kept_bytes = 0
 
     def _make(self, folder: str) -> None:
         """Create ``folder`` (once), parents first: one mkdir() per new folder, where
@@ -215,11 +236,13 @@ class ReportStore:
         """Write redacted text atomically."""
         target = self._target(relative)
         atomic_write_text(target, self.redactor.text(text))
+        self.wrote(relative)
 
     def write_bytes(self, relative: str, data: bytes) -> None:
         """Write bytes atomically (artifacts: not redacted, they are the agent's work)."""
         target = self._target(relative)
         atomic_write_bytes(target, data)
+        self.wrote(relative)
 
     def write_json(
         self, relative: str, value: Any, *, durable: bool = False, keep: bool = False
@@ -234,8 +257,7 @@ class ReportStore:
         target = self._target(relative)
         data = (self.redactor.json_text(text) + "\n").encode("utf-8")
         atomic_write_bytes(target, data, durable=durable)
-        if keep:
-            self._keep(relative, data)
+        self.wrote(relative, data if keep else None)
 
     def write_lines(self, relative: str, lines: list[str]) -> None:
         """Write lines (raw output), redacted, atomically."""
@@ -255,6 +277,7 @@ class ReportStore:
             return
         target = self._target(MANIFEST_FILE)
         atomic_write_chunks(target, chunks, durable=durable)
+        self.wrote(MANIFEST_FILE)
 
     def patch_manifest(self, fields: dict[str, Any]) -> None:
         """Set top-level ``fields`` (camelCase) in the ``report.json`` on disk, as JSON.
@@ -268,6 +291,7 @@ class ReportStore:
         data.update(fields)
         text = json.dumps(data, indent=2, ensure_ascii=False)
         atomic_write_text(target, self.redactor.json_text(text) + "\n", durable=True)
+        self.wrote(MANIFEST_FILE)
 
 
 def list_reports(config_dir: str | Path) -> list[ReportManifest]:
