@@ -80,7 +80,7 @@ def atomic_write_chunks(
                     _write_all(fd, b"".join(pending))
                     pending, size = [], 0
             if pending:
-                _write_all(fd, pending[0] if len(pending) == 1 else b"".join(pending))
+                _write_all(fd, b"".join(pending))  # (one chunk: join returns it, no copy)
             if mode is not None:
                 os.fchmod(fd, mode)
             if durable:

@@ -555,3 +555,16 @@ def test_an_explicit_config_path_through_a_loop_is_an_error(tmp_path: Path) -> N
         find_config("a", str(tmp_path))
     with pytest.raises(ConfigError, match="config file not found"):
         find_config("a/axis.config.json", str(tmp_path))
+
+
+def test_only_json_too_small_to_pass_a_limit_skips_the_walk() -> None:
+    from axis_eval.config._limits import MAX_DEPTH, MAX_VALUES, check_value, json_within_limits
+
+    deepest = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert json_within_limits(deepest)
+    check_value(json.loads(deepest), "f.json", "scenario")  # as deep as allowed: accepted
+    too_deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    assert not json_within_limits(too_deep)  # walked, and refused there
+    with pytest.raises(ConfigError, match="nested"):
+        check_value(json.loads(too_deep), "f.json", "scenario")
+    assert not json_within_limits("[" + "1," * MAX_VALUES + "1]")  # many values: walked

@@ -257,3 +257,24 @@ def test_proc_reads_return_whole_lists_longer_than_a_page() -> None:
             p.kill()
         for p in sleepers:
             p.wait()
+
+
+def test_machine_readings_serve_a_second_and_belong_to_one_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from axis_eval.execute import machine as machine_mod
+
+    reads: list[int] = []
+    monkeypatch.setattr(machine_mod.os, "getloadavg", lambda: (reads.append(1) or 3.14159, 0, 0))
+    clock = [1000.0]
+    monkeypatch.setattr(machine_mod.time, "monotonic", lambda: clock[0])
+    state = machine_mod.MachineState()
+    assert state.read() == (3.14, os.cpu_count())
+    clock[0] += 0.9
+    state.read()
+    assert len(reads) == 1  # within the second: the same reading
+    clock[0] += 0.2
+    state.read()
+    assert len(reads) == 2
+    machine_mod.MachineState().read()  # another run's state reads for itself
+    assert len(reads) == 3

@@ -98,7 +98,7 @@ def _walk(found: Discovery, root: Path, base: Path) -> None:
         folder = dirpath[len(top) :].strip("/")  # os.walk joins onto ``top`` as given
         for name in sorted(filenames):
             stem, suffix = _split_suffix(name)
-            if suffix.lower() not in DATA_SUFFIXES and suffix.lower() not in MODULE_SUFFIXES:
+            if (low := suffix.lower()) not in DATA_SUFFIXES and low not in MODULE_SUFFIXES:
                 continue
             if name.lower().endswith((".d.ts", ".d.mts", ".d.cts")):
                 continue  # type declarations: no default export, never a scenario

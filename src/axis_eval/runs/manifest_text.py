@@ -65,8 +65,8 @@ class ManifestText:
         kept: dict[int, tuple[PairEntry, bytes]] = {}
         out = [encode(head + '\n  "results": [\n    ')]
         for i, pair in enumerate(manifest.results):
-            part = self._parts.get(id(pair))
-            if part is None or part[0] is not pair:
+            part = self._parts.get(id(pair))  # (the pair is kept: no other can have its id)
+            if part is None:
                 text = pair.model_dump_json(by_alias=True, indent=2).replace("\n", "\n    ")
                 part = (pair, encode(text))
             kept[id(pair)] = part

@@ -188,8 +188,9 @@ class ReportStore:
         old = self._kept.pop(relative, None)
         if old is not None:
             self._kept_bytes -= len(old)
-        small = data is not None and len(data) <= KEPT_FILE_BYTES
-        if data is not None and small and self._kept_bytes + len(data) <= KEPT_BYTES:
+        if data is None or len(data) > KEPT_FILE_BYTES:
+            return
+        if self._kept_bytes + len(data) <= KEPT_BYTES:
             self._kept[relative] = data
             self._kept_bytes += len(data)
 
@@ -226,7 +227,8 @@ class ReportStore:
                 self._make(parent)
             try:
                 os.mkdir(folder)  # noqa: PTH102 -- strings, see _target
-                self._new.add(folder)
+                if self._name_count <= MAX_NAMES:  # past it, no folder's files are listed
+                    self._new.add(folder)
             except FileExistsError:
                 if not os.path.isdir(folder):
                     raise

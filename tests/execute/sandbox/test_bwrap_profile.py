@@ -87,3 +87,33 @@ def test_mounts_go_shallowest_first_and_skip_what_is_visible(tmp_path: Path) -> 
     assert mounted[-1] == dirs.root_dir or mounted.index(dirs.root_dir) > mounted.index(
         str(tmp_path)
     )
+
+
+def test_named_folders_are_looked_up_once_a_run_and_a_jobs_own_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from axis_eval.execute.sandbox import bwrap_mounts
+
+    looked_up: list[tuple[str, ...]] = []
+    real = bwrap_mounts.named_folders
+
+    def counting(argv: tuple[str, ...], guarded: tuple[str, ...] = ()) -> list[str]:
+        looked_up.append(tuple(argv))
+        return real(argv, guarded)
+
+    monkeypatch.setattr(bwrap_mounts, "named_folders", counting)
+    mounts = bwrap_mounts.BwrapMounts(hidden=[], readable=[])
+    script = tmp_path / "tools" / "agent.py"
+    script.parent.mkdir()
+    script.write_text("print('ok')\n")
+    common = {"config_dir": str(tmp_path), "env_path": os.defpath, "homes": []}
+    (tmp_path / "jobs").mkdir()
+    for _ in range(3):
+        dirs = create_job_dirs(str(tmp_path / "jobs"))
+        own = dirs.workspace / "task.sh"
+        own.write_text("true\n")
+        agent = mounts.options(dirs, SandboxPolicy(), argv=["/bin/sh", str(script)], **common)
+        assert str(script.parent) in agent  # under the hidden /tmp: given back, read-only
+        mounts.options(dirs, SandboxPolicy(), argv=["/bin/sh", str(own)], **common)
+    assert looked_up.count(("/bin/sh", str(script))) == 1  # once for the run
+    assert sum(1 for argv in looked_up if argv[-1].endswith("task.sh")) == 3  # each job's own

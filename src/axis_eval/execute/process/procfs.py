@@ -57,13 +57,10 @@ def _read(path: str) -> bytes | None:
     except OSError:  # gone, or not ours to read
         return None
     try:
-        data = os.read(fd, _READ_BYTES)
-        if not data:
-            return data
-        parts = [data]
+        parts = []
         while chunk := os.read(fd, _READ_BYTES):
             parts.append(chunk)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        return b"".join(parts)  # (one part: join returns it, no copy)
     except OSError:  # the process went away between the open and the read
         return None
     finally:

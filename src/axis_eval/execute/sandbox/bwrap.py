@@ -155,17 +155,15 @@ def _check_program(process: ProcessSpec) -> None:
     program = process.argv[0]
     if not os.path.isdir(process.cwd):
         raise SpawnFailed(f"cannot use working directory {process.cwd}: No such file or directory")
-    if "/" in program:
-        found: str | None = program
-    else:
-        found = shutil.which(program, path=process.env.get("PATH", os.defpath))
+    path = process.env.get("PATH", os.defpath)
+    found = program if "/" in program else shutil.which(program, path=path)
     try:
-        is_dir = found is not None and stat.S_ISDIR(os.stat(found).st_mode)
+        mode = os.stat(found).st_mode if found is not None else None  # one stat: is it there
     except OSError:
-        found = None
-    if found is None:
+        mode = None
+    if found is None or mode is None:
         raise SpawnFailed(f"command not found: {program}", 127)
-    if is_dir or not os.access(found, os.X_OK):
+    if stat.S_ISDIR(mode) or not os.access(found, os.X_OK):
         raise SpawnFailed(f"permission denied: {program}")
 
 
