@@ -45,8 +45,13 @@ as one more side, run as it ran then: the same code measured on another day tell
 machine's state from the code's.
 Unset PYTHONDONTWRITEBYTECODE first: with it set, every
 `axis` start recompiles the sources (~0.1 s). Run it with nothing else writing to the disk:
-each axis job makes folders and files (the floor makes none), and while the ext4 journal is
-busy those cost measurably more CPU (+1.5 to +2 ms a job during a large write).
+each axis job makes folders and files (the floor makes none), and while the disk is busy
+those cost measurably more CPU (+1.5 to +2 ms a job during a large write). Start it at
+least six minutes after any large deletion (another bench's clean-up at its end, a test
+suite): ext4 without a journal (this VM's) skips each recently deleted inode when it makes
+a new one, for one to six minutes, so every folder and file a run makes costs more until
+then. The "folder gauge" printed first (CPU to make and remove four folders, before and
+after) shows that state.
 """
 
 from __future__ import annotations
@@ -189,6 +194,33 @@ def make_project(folder: Path, n: int) -> None:
         (folder / "scenarios" / f"s{i:04d}.json").write_text(json.dumps(scenario))
 
 
+def folder_gauge(rounds: int = 200) -> float:
+    """The machine's state for folder work: CPU µs to make and remove four folders (a job's
+    folders) in a new folder of the system tmp, the median of ``rounds``.
+
+    On ext4 without a journal a removed inode stays "recently deleted" for one to six
+    minutes, and each new inode in its block group first skips every such one: after a
+    large deletion (another bench's clean-up, a test suite) every folder and file a run
+    makes costs more, for minutes (docs/benchmarks.md). This gauge shows it: ~60 µs on a
+    quiet disk here, 80-200 µs after.
+    """
+    base = tempfile.mkdtemp(prefix="axis-gauge-")
+    costs = []
+    try:
+        for i in range(rounds):
+            start = time.process_time()
+            root = f"{base}/{i}"
+            os.mkdir(root)
+            for name in ("work", "home", "tmp"):
+                os.mkdir(f"{root}/{name}")
+            for name in ("work", "home", "tmp", ""):
+                os.rmdir(f"{root}/{name}" if name else root)
+            costs.append(time.process_time() - start)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return statistics.median(costs) * 1e6
+
+
 class Sample(NamedTuple):
     wall: float
     total: float
@@ -325,6 +357,7 @@ def main() -> None:
     sandboxes = args.sandbox.split(",") + (["reference"] if args.reference else [])
     latency_ns = [int(n) for n in args.latency_ns.split(",") if n]
     configs: list[Config] = []
+    gauge_start = folder_gauge()
     with tempfile.TemporaryDirectory() as tmp:
         floor_script = Path(tmp) / "floor.py"
         floor_script.write_text(FLOOR.replace("__CMD__", repr(AGENT)))
@@ -392,9 +425,14 @@ def main() -> None:
         for flag in ("--version", "--help"):
             walls = [measure([AXIS, flag]).wall for _ in range(10)]
             startup[flag] = (statistics.median(walls), min(walls), max(walls))
+    gauge_end = folder_gauge()
     py = platform.python_version()
     print(f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python {py}")
-    print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
+    print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(
+        f"Folder gauge (4 folders made and removed in the system tmp, CPU): "
+        f"{gauge_start:.0f} µs before, {gauge_end:.0f} µs after\n"
+    )
     for config in configs:
         if len(configs) > 1:
             load = f"1-minute load {config.load[0]:.1f} → {config.load[1]:.1f}"

@@ -25,7 +25,7 @@ from axis_eval.execute.process import ManagedProcess, ProcessSpec, Spawner, spaw
 from axis_eval.execute.sandbox.base import JobSandbox, SandboxUnavailable
 from axis_eval.execute.sandbox.sandboxes import Sandboxes
 from axis_eval.execute.supervise import RunControl, run_agent
-from axis_eval.execute.workspace import JobDirs, build_env, lifecycle_env
+from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs, lifecycle_env
 from axis_eval.planning.models import JobSpec
 from axis_eval.progress import Phase
 from axis_eval.scoring.models import ScoreResult
@@ -126,13 +126,10 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
         return cancelled_outcome(spec, ctx.stop.reason, ctx.stop.kind)
     marker = f"{ctx.run_token}/{spec.number}"
     adapter = ctx.adapters[spec.agent.adapter]
-    assert ctx.sandboxes is not None  # __post_init__
-    folders = ctx.sandboxes.folders
-    confined = ctx.sandboxes.resolve(spec.sandbox.mode) == "bwrap"
-    dirs = folders.take(ctx.tmp_base, reusable=confined)
+    dirs = create_job_dirs(ctx.tmp_base)
     started = now_iso()
     load, cpus = ctx.machine.read()
-    released = False
+    assert ctx.sandboxes is not None  # __post_init__
     try:
         try:
             box = await ctx.sandboxes.open(spec.sandbox, dirs, marker, spec.config_dir)
@@ -144,14 +141,13 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
                 outcome.sandbox = box.kind
             finally:
                 await box.close()
-                released = box.released
         end_load, end_cpus = ctx.machine.read()
         outcome.machine = MachineLoad(
             load_start=load, load_end=end_load, cpus_start=cpus, cpus_end=end_cpus
         )
         return outcome
     finally:
-        if not folders.give_back(dirs, released=released):  # most need no thread hand-off
+        if not dirs.remove_if_empty():  # the common case needs no thread hand-off
             await asyncio.to_thread(dirs.remove)
 
 

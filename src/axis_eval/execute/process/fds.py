@@ -29,9 +29,8 @@ __all__ = [
 
 FDS_PER_JOB = 8
 """Descriptors one running job may hold. Measured: 3 for an agent with stdin from
-/dev/null (stdout, stderr, pidfd), 4 with a stdin pipe, one more under bwrap (the read end
-of its ``--info-fd`` pipe); plus up to 2 sockets of the scripted model server, and room
-for a shell command (a check, a teardown) beside it."""
+/dev/null (stdout, stderr, pidfd), 4 with a stdin pipe; plus up to 2 sockets of the
+scripted model server, and room for a shell command (a check, a teardown) beside it."""
 RESERVED_FDS = 32
 """Kept free beside the jobs: the spawn in progress (up to 7 pipe ends at once), the
 sentinel's pipes, the report's files, the event loop's own, an API judge's connection."""

@@ -92,8 +92,6 @@ class ProcessSpec:
     (a task runner's command stays in the runner's session, as upstream starts it)."""
     stdio: Stdio = "pipes"
     """Where the output goes (see :data:`Stdio`); ``inherit`` excludes both stdin options."""
-    pass_fds: tuple[int, ...] = ()
-    """Descriptors the child keeps (bwrap's ``--info-fd``); every other one is closed."""
 
 
 class ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -144,11 +142,10 @@ async def exec_in_session(
     marker: str | None,
     new_session: bool = True,
     stdio: Stdio = "pipes",
-    pass_fds: tuple[int, ...] = (),
 ) -> tuple[asyncio.SubprocessTransport, ChildProtocol]:
     """Start ``argv`` in a new session (or only a new process group) with piped stdout and
-    stderr (stdin: a pipe, or /dev/null), or with the ``stdio`` asked for, keeping
-    ``pass_fds`` open in the child. Raises :class:`OSError` when it cannot be started."""
+    stderr (stdin: a pipe, or /dev/null), or with the ``stdio`` asked for. Raises
+    :class:`OSError` when it cannot be started."""
     loop = asyncio.get_running_loop()
     inherit = stdio == "inherit"
     stdin = None if inherit else subprocess.PIPE if stdin_pipe else fds.devnull()
@@ -171,7 +168,6 @@ async def exec_in_session(
                 env=env,
                 start_new_session=new_session,
                 process_group=None if new_session else 0,
-                pass_fds=pass_fds,
             )
         except OSError as exc:
             if fds.exhausted(exc) and made and await _started_anyway(made[0]):
@@ -414,7 +410,6 @@ async def _start(
                 marker=spec.marker,
                 new_session=spec.new_session,
                 stdio=spec.stdio,
-                pass_fds=spec.pass_fds,
             )
         except OSError as exc:
             unwatched = isinstance(exc, _StartedUnwatched)

@@ -77,9 +77,3 @@ class JobSandbox(Protocol):
     async def close(self) -> None:
         """End every process of the job and remove what the sandbox made; idempotent."""
         ...
-
-    @property
-    def released(self) -> bool:
-        """After :meth:`close`: True when nothing the job started can still reach its
-        folders, so untouched ones may serve a later job (``execute.job_folders``)."""
-        ...

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import shutil
 import signal
 import stat
@@ -51,75 +50,6 @@ from axis_eval.execute.workspace import JobDirs
 __all__ = ["BwrapProcess", "BwrapSandbox", "bwrap_args"]
 
 
-_CHILD_PID = re.compile(rb'"child-pid"\s*:\s*(\d+)')
-NAMESPACE_END_S = 0.1
-"""How long a command's ended namespace may take to be seen gone (its init is killed by
-bwrap's exit, a fraction of a millisecond later) before its folders count as reachable."""
-
-
-def _info_pipe() -> tuple[int, int] | None:
-    """A pipe for bwrap's ``--info-fd`` (its init's host pid); None when no descriptor is
-    left (the job's folders are then not passed on)."""
-    try:
-        return os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-
-
-def _init_pid(fd: int) -> int | None:
-    """The pid of bwrap's init, from what bwrap wrote to its info pipe (read end ``fd``)."""
-    try:
-        found = _CHILD_PID.search(os.read(fd, 4096))
-    except OSError:  # nothing written: bwrap failed before it made the namespace
-        return None
-    return int(found[1]) if found else None
-
-
-def _gone(pid: int) -> bool:
-    """Whether ``pid`` has exited (a zombie, or reaped): one short read of its ``stat``."""
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return True
-    try:
-        state = os.read(fd, 1024).rpartition(b")")[2][1:2]  # "pid (comm) S ..."
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return state in (b"Z", b"X")
-
-
-async def _namespace_over(pid: int) -> bool:
-    """Whether the PID namespace whose init is ``pid`` has ended. Its init finishes exiting
-    (turns zombie) only after every other process in it has exited, so a zombie or a reaped
-    init means nothing of the namespace is left."""
-    if _gone(pid):
-        return True
-    try:
-        pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    loop = asyncio.get_running_loop()
-    over = loop.create_future()
-
-    def readable() -> None:
-        if not over.done():
-            over.set_result(None)
-
-    loop.add_reader(pidfd, readable)
-    try:
-        await asyncio.wait_for(over, NAMESPACE_END_S)
-        return True
-    except TimeoutError:
-        return _gone(pid)
-    finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
-
-
 def _children(pid: int) -> list[int]:
     """The children of ``pid`` (one read of its main thread's ``children`` file)."""
     try:
@@ -134,33 +64,11 @@ class BwrapProcess:
     the supervisor sees. Its exit is bwrap's, which is the command's (and by then its
     namespace is gone); :meth:`stop` ends the namespace."""
 
-    def __init__(
-        self,
-        outer: AgentProcess,
-        on_stopped: Callable[[BwrapProcess], None],
-        info_fd: int | None = None,
-    ) -> None:
+    def __init__(self, outer: AgentProcess, on_stopped: Callable[[BwrapProcess], None]) -> None:
         self._outer = outer
         self._on_stopped = on_stopped
-        self._info_fd = info_fd
         self._lock = asyncio.Lock()
         self._stopped = False
-        self.killed = False
-        """Whether it had to be signalled (it had not ended by itself)."""
-        self.ended = False
-        """Set by :meth:`stop`: the command ended by itself and its whole namespace is
-        seen gone. bwrap exits when its command does, and its init, which holds the
-        namespace, dies a moment later (by bwrap's death signal): only then is nothing of
-        the command left."""
-
-    def _take_info(self) -> int | None:
-        fd, self._info_fd = self._info_fd, None
-        if fd is None:
-            return None
-        try:
-            return _init_pid(fd)
-        finally:
-            os.close(fd)
 
     @property
     def stdout(self) -> asyncio.StreamReader:
@@ -209,7 +117,6 @@ class BwrapProcess:
             try:
                 outer = self._outer
                 if not outer.exited:
-                    self.killed = True
                     command = self._command_group()
                     if command is not None and grace_s > 0:
                         signal_group(command, signal.SIGTERM)
@@ -219,13 +126,10 @@ class BwrapProcess:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(outer.wait(), KILL_LIMIT_S)
                 await outer.drain()
-                init = self._take_info()
-                self.ended = not self.killed and init is not None and await _namespace_over(init)
             except BaseException:
                 self.kill_now()
                 raise
             finally:
-                self._take_info()
                 self._outer.close_pipes()
             self._stopped = True
             self._on_stopped(self)
@@ -235,7 +139,6 @@ class BwrapProcess:
 
     def kill_now(self) -> None:
         """SIGKILL bwrap at once (its namespace follows); :meth:`stop` is still due."""
-        self.killed = True
         self._outer.signal(signal.SIGKILL)
 
 
@@ -291,22 +194,10 @@ class BwrapSandbox:
         self._binary = binary or bwrap_path() or "bwrap"
         self._running: set[BwrapProcess] = set()
         self._closed = False
-        self._all_ended = True
 
     @property
     def kind(self) -> SandboxKind:
         return "bwrap"
-
-    @property
-    def released(self) -> bool:
-        """Closed, and every command of the job ended by itself with its whole namespace
-        seen gone (:attr:`BwrapProcess.ended`)."""
-        return self._closed and not self._running and self._all_ended
-
-    def _stopped(self, proc: BwrapProcess) -> None:
-        self._running.discard(proc)
-        if not proc.ended:
-            self._all_ended = False
 
     @property
     def spawn(self) -> Spawner:
@@ -326,10 +217,8 @@ class BwrapSandbox:
         if self._closed:
             raise RuntimeError("the job's sandbox is closed")
         _check_program(process)
-        info = _info_pipe()
         argv = [
             self._binary,
-            *(("--info-fd", str(info[1])) if info else ()),
             *self._options(process.env, process.argv),
             "--chdir",
             process.cwd,
@@ -338,18 +227,9 @@ class BwrapSandbox:
         ]
         # No job marker: the namespace is the command's whole tree, and bwrap's
         # --die-with-parent ends it if the harness dies.
-        passed = (info[1],) if info else ()
-        try:
-            outer = await self._spawner(replace(process, argv=argv, marker=None, pass_fds=passed))
-        except BaseException:
-            if info:
-                os.close(info[0])
-            raise
-        finally:
-            if info:
-                os.close(info[1])
+        outer = await self._spawner(replace(process, argv=argv, marker=None))
         assert isinstance(outer, AgentProcess)
-        proc = BwrapProcess(outer, self._stopped, info[0] if info else None)
+        proc = BwrapProcess(outer, self._running.discard)
         self._running.add(proc)
         return proc
 

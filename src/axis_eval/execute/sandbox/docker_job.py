@@ -87,10 +87,6 @@ class DockerSandbox:
         return "docker"
 
     @property
-    def released(self) -> bool:
-        return False  # the host's copy of the folders is the mirror's to manage
-
-    @property
     def container_id(self) -> str:
         return self._container.id
 

@@ -38,10 +38,6 @@ class HostSandbox:
     def spawn(self) -> Spawner:
         return self._spawn
 
-    @property
-    def released(self) -> bool:
-        return False  # a process can leave its group and outlive the job
-
     async def put_file(self, source: Path, destination: Path) -> None:
         copy_file(source, destination)
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from axis_eval.config.sandbox import SandboxKind, SandboxMode, SandboxPolicy
-from axis_eval.execute.job_folders import JobFolders
 from axis_eval.execute.process import Spawner, spawn
 from axis_eval.execute.sandbox.base import JobSandbox
 from axis_eval.execute.sandbox.host import HostSandbox
@@ -38,8 +37,6 @@ class Sandboxes:
     parent_home: str | None = None
     """The run's HOME (``RunOptions.environ``), hidden from confined jobs along with this
     process's own."""
-    folders: JobFolders = field(default_factory=JobFolders)
-    """The run's job folders: a bwrap job's, left as made, serve a later job."""
     _docker: Any = field(default=None, init=False, repr=False)
     _bwrap: Any = field(default=None, init=False, repr=False)
     """The run's :class:`~.bwrap_mounts.BwrapMounts` and bwrap binary, made at the first
@@ -90,10 +87,6 @@ class Sandboxes:
         return job
 
     async def aclose(self) -> None:
-        """Remove whatever the run's containers and job folders left (every exit path
-        calls it)."""
-        try:
-            if self._docker is not None:
-                await self._docker.aclose()
-        finally:
-            self.folders.close()
+        """Remove whatever the run's containers left (every exit path calls it)."""
+        if self._docker is not None:
+            await self._docker.aclose()
