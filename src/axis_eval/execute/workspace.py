@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import itertools
 import os
+import re
 import shutil
+import stat
 import tempfile
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from axis_eval.execute.process import procfs
 from axis_eval.planning.models import JobSpec
 
 PASSTHROUGH = ("PATH", "USER", "SHELL", "LANG", "TERM")
@@ -87,6 +93,13 @@ RUN_PREFIX = "axis-jobs-"
 """The folder a process makes its jobs' folders in: ``<tmp>/axis-jobs-<pid>-<n>``."""
 _run_folders: dict[tuple[int, str], str] = {}
 """This process's jobs folder under each base (a forked child makes its own)."""
+_run_locks: dict[tuple[int, str], int] = {}
+"""A descriptor of each, holding its ``flock`` for as long as this process lives."""
+_RUN_NAME = re.compile(re.escape(RUN_PREFIX) + r"(\d+)-\d+")
+STALE_AFTER_S = 60.0
+"""A jobs folder untouched this long, whose process is gone, is another run's leftover."""
+_sweepers: list[threading.Thread] = []
+"""The threads removing leftover jobs folders (one per base, at this process's first job)."""
 
 
 def _make_private(prefix: str) -> str:
@@ -114,16 +127,78 @@ def _run_folder(parent: str) -> str:
     folder = _run_folders.get(key)
     if folder is None:
         folder = _run_folders[key] = _make_private(f"{parent}/{RUN_PREFIX}{os.getpid()}-")
+        lock = _lock(folder)
+        if lock is not None:
+            _run_locks[key] = lock
         if len(_run_folders) == 1:
             atexit.register(_remove_run_folders)
+        sweeper = threading.Thread(
+            target=sweep_stale, args=(parent,), name="axis-stale-jobs-folders", daemon=True
+        )
+        _sweepers.append(sweeper)
+        sweeper.start()
     return folder
 
 
 def _remove_run_folders() -> None:
-    for (pid, _), folder in list(_run_folders.items()):
-        if pid == os.getpid():
+    for key, folder in list(_run_folders.items()):
+        if key[0] == os.getpid():
             with contextlib.suppress(OSError):  # not empty: a job of ours still holds it
                 os.rmdir(folder)  # noqa: PTH106
+            lock = _run_locks.pop(key, None)
+            if lock is not None:
+                os.close(lock)
+
+
+def _lock(folder: str) -> int | None:
+    """A descriptor of ``folder`` holding its exclusive ``flock``, or None when another
+    process holds it. The kernel drops the lock when the last holder dies, however it dies,
+    and a process in another PID namespace that shares the folder holds it as well."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def sweep_stale(parent: str) -> list[str]:
+    """Remove the jobs folders under ``parent`` that processes left when they died without
+    removing them (a SIGKILL, a second Ctrl-C, a Dask worker stopped by its nanny), and
+    return them. A folder goes only when its name is ``axis-jobs-<pid>-<n>``, that pid runs
+    nowhere here, it is a folder of this user, untouched for :data:`STALE_AFTER_S`, and no
+    process holds its lock (which a live process in another PID namespace does)."""
+    removed: list[str] = []
+    me, now = os.getpid(), time.time()
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        named = _RUN_NAME.fullmatch(entry.name)
+        if named is None or int(named[1]) == me or procfs.is_running(int(named[1])):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        if now - st.st_mtime < STALE_AFTER_S:  # just made: its process may lock it yet
+            continue
+        lock = _lock(entry.path)
+        if lock is None:  # held: its process lives
+            continue
+        try:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        finally:
+            os.close(lock)
+        removed.append(entry.path)
+    return removed
 
 
 def jobs_base(root: str) -> str:
