@@ -46,8 +46,11 @@ def _start_live(base: Path) -> subprocess.Popen[str]:
 
 
 def _age(folder: Path, seconds: float = STALE_AFTER_S + 60) -> None:
+    """Make the jobs folder and the folders of its next two levels look untouched."""
     then = time.time() - seconds
-    os.utime(folder, (then, then))
+    for path in sorted(folder.glob("*/*"), reverse=True) + sorted(folder.glob("*")) + [folder]:
+        if path.is_dir() and not path.is_symlink():
+            os.utime(path, (then, then))
 
 
 def _left_by_a_dead_process(base: Path) -> Path:
@@ -65,9 +68,10 @@ def _left_by_a_dead_process(base: Path) -> Path:
     return run_folder
 
 
-def test_a_dead_processes_jobs_folder_goes_once_it_is_a_minute_old(tmp_path: Path) -> None:
+def test_a_dead_processes_jobs_folder_goes_once_it_is_left_alone(tmp_path: Path) -> None:
     left = _left_by_a_dead_process(tmp_path)
-    assert sweep_stale(str(tmp_path)) == []  # just made: its process might lock it yet
+    assert sweep_stale(str(tmp_path)) == []  # just made: its process might lock it yet,
+    # or a process that escaped the run's end might still write in it
     assert left.exists()
     _age(left)
     assert sweep_stale(str(tmp_path)) == [str(left)]
@@ -148,3 +152,43 @@ def test_this_process_locks_its_own_jobs_folder(tmp_path: Path) -> None:
     run_folder = dirs.root.parent
     assert workspace._lock(str(run_folder)) is None  # held by this process
     dirs.remove()
+
+
+def test_a_change_inside_a_job_folder_keeps_it(tmp_path: Path) -> None:
+    """The jobs folder's own time changes only when a job folder comes or goes: a write in
+    a workspace counts too."""
+    left = _left_by_a_dead_process(tmp_path)
+    _age(left)
+    [job] = list(left.iterdir())
+    (job / "work" / "later.txt").write_text("still written")  # the workspace changes now
+    assert sweep_stale(str(tmp_path)) == []
+    assert left.exists()
+
+
+def test_a_process_working_inside_keeps_it(tmp_path: Path) -> None:
+    """A process of the dead run that escaped its end, still working in its workspace."""
+    left = _left_by_a_dead_process(tmp_path)
+    [job] = list(left.iterdir())
+    with subprocess.Popen(["sleep", "30"], cwd=job / "work") as straggler:
+        try:
+            _age(left)
+            assert sweep_stale(str(tmp_path)) == []
+            assert (job / "work" / "clone.txt").exists()
+        finally:
+            straggler.kill()
+            straggler.wait()
+    assert sweep_stale(str(tmp_path)) == [str(left)]
+
+
+def test_a_folder_named_for_a_running_process_stays_without_its_lock(tmp_path: Path) -> None:
+    with subprocess.Popen(["sleep", "30"], cwd="/") as running:
+        try:
+            named = tmp_path / f"{RUN_PREFIX}{running.pid}-0"
+            (named / "1" / "work").mkdir(parents=True)
+            _age(named)
+            assert sweep_stale(str(tmp_path)) == []
+            assert named.exists()
+        finally:
+            running.kill()
+            running.wait()
+    assert sweep_stale(str(tmp_path)) == [str(named)]

@@ -96,8 +96,9 @@ _run_folders: dict[tuple[int, str], str] = {}
 _run_locks: dict[tuple[int, str], int] = {}
 """A descriptor of each, holding its ``flock`` for as long as this process lives."""
 _RUN_NAME = re.compile(re.escape(RUN_PREFIX) + r"(\d+)-\d+")
-STALE_AFTER_S = 60.0
-"""A jobs folder untouched this long, whose process is gone, is another run's leftover."""
+STALE_AFTER_S = 600.0
+"""A jobs folder whose process is gone, and in which no folder of its top two levels (the
+job folders, their workspace, HOME and TMPDIR) changed for this long, is a leftover."""
 _sweepers: list[threading.Thread] = []
 """The threads removing leftover jobs folders (one per base, at this process's first job)."""
 
@@ -152,8 +153,9 @@ def _remove_run_folders() -> None:
 
 def _lock(folder: str) -> int | None:
     """A descriptor of ``folder`` holding its exclusive ``flock``, or None when another
-    process holds it. The kernel drops the lock when the last holder dies, however it dies,
-    and a process in another PID namespace that shares the folder holds it as well."""
+    process holds it (or the folder cannot be opened or locked). The kernel drops the lock
+    when the last holder dies, however it dies, and a process in another PID namespace that
+    shares the folder holds it as well."""
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -166,18 +168,83 @@ def _lock(folder: str) -> int | None:
     return fd
 
 
+def _newest_change(folder: str, mtime: float) -> float:
+    """The newest modification time of ``folder`` (``mtime``) and of the folders of its
+    next two levels (each job's folder and its workspace, HOME and TMPDIR)."""
+    newest = mtime
+    try:
+        jobs = list(os.scandir(folder))
+    except OSError:
+        return newest
+    for job in jobs:
+        if not job.is_dir(follow_symlinks=False):
+            continue
+        with contextlib.suppress(OSError):
+            newest = max(newest, job.stat(follow_symlinks=False).st_mtime)
+            for inner in os.scandir(job.path):
+                if inner.is_dir(follow_symlinks=False):
+                    newest = max(newest, inner.stat(follow_symlinks=False).st_mtime)
+    return newest
+
+
+def _in_use(folders: list[str]) -> set[str]:
+    """Which of ``folders`` a running process here works in (its working directory lies
+    inside): a process of a dead run that escaped its end still uses its workspace."""
+    used: set[str] = set()
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return set(folders)  # cannot tell: keep them all
+    for pid in pids:
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")  # noqa: PTH115 -- strings, as above
+        except OSError:
+            continue
+        for folder in folders:
+            if cwd == folder or cwd.startswith(folder + "/"):
+                used.add(folder)
+    return used
+
+
 def sweep_stale(parent: str) -> list[str]:
     """Remove the jobs folders under ``parent`` that processes left when they died without
     removing them (a SIGKILL, a second Ctrl-C, a Dask worker stopped by its nanny), and
-    return them. A folder goes only when its name is ``axis-jobs-<pid>-<n>``, that pid runs
-    nowhere here, it is a folder of this user, untouched for :data:`STALE_AFTER_S`, and no
-    process holds its lock (which a live process in another PID namespace does)."""
-    removed: list[str] = []
+    return those removed. A folder goes only when its name is ``axis-jobs-<pid>-<n>``, that
+    pid runs nowhere here, it is a folder of this user, no folder of its top levels changed
+    for :data:`STALE_AFTER_S`, no process holds its lock (a live process in another PID
+    namespace does), and no running process here works inside it."""
     me, now = os.getpid(), time.time()
     try:
         entries = list(os.scandir(parent))
     except OSError:
-        return removed
+        return []
+    stale: list[tuple[str, int]] = []
+    for entry in entries:
+        named = _RUN_NAME.fullmatch(entry.name)
+        if named is None or int(named[1]) == me or procfs.is_running(int(named[1])):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        if now - _newest_change(entry.path, st.st_mtime) < STALE_AFTER_S:
+            continue
+        lock = _lock(entry.path)
+        if lock is not None:  # None: held, its process lives
+            stale.append((entry.path, lock))
+    removed: list[str] = []
+    used = _in_use([folder for folder, _ in stale]) if stale else set()
+    for folder, lock in stale:
+        try:
+            if folder not in used:
+                shutil.rmtree(folder, ignore_errors=True)
+                if not os.path.lexists(folder):
+                    removed.append(folder)
+        finally:
+            os.close(lock)
+    return removed
     for entry in entries:
         named = _RUN_NAME.fullmatch(entry.name)
         if named is None or int(named[1]) == me or procfs.is_running(int(named[1])):
@@ -222,6 +289,9 @@ def create_job_dirs(base: str | None = None) -> JobDirs:
         root = _make_private(f"{_run_folder(parent)}/")
     except (FileNotFoundError, NotADirectoryError):  # removed (a tmp cleaner): a new one
         _run_folders.pop((os.getpid(), parent), None)
+        lock = _run_locks.pop((os.getpid(), parent), None)
+        if lock is not None:
+            os.close(lock)
         root = _make_private(f"{_run_folder(parent)}/")
     dirs = JobDirs.under(root)
     for folder in (dirs.work_dir, dirs.home_dir, dirs.tmp_dir):
