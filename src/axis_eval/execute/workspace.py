@@ -245,27 +245,6 @@ def sweep_stale(parent: str) -> list[str]:
         finally:
             os.close(lock)
     return removed
-    for entry in entries:
-        named = _RUN_NAME.fullmatch(entry.name)
-        if named is None or int(named[1]) == me or procfs.is_running(int(named[1])):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-            continue
-        if now - st.st_mtime < STALE_AFTER_S:  # just made: its process may lock it yet
-            continue
-        lock = _lock(entry.path)
-        if lock is None:  # held: its process lives
-            continue
-        try:
-            shutil.rmtree(entry.path, ignore_errors=True)
-        finally:
-            os.close(lock)
-        removed.append(entry.path)
-    return removed
 
 
 def jobs_base(root: str) -> str:
