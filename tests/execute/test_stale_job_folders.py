@@ -192,3 +192,21 @@ def test_a_folder_named_for_a_running_process_stays_without_its_lock(tmp_path: P
             running.kill()
             running.wait()
     assert sweep_stale(str(tmp_path)) == [str(named)]
+
+
+def test_a_jobs_folder_made_again_is_locked_and_the_old_lock_let_go(tmp_path: Path) -> None:
+    """A tmp cleaner removes this process's jobs folder: the next job makes a new one, locked
+    as the first was, and the first one's descriptor is closed (none pile up)."""
+    import shutil
+
+    first = workspace.create_job_dirs(str(tmp_path))
+    first.remove()
+    fds = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        shutil.rmtree(first.root.parent)
+        again = workspace.create_job_dirs(str(tmp_path))
+        assert again.root.parent != first.root.parent
+        assert workspace._lock(str(again.root.parent)) is None  # held by this process
+        again.remove()
+        first = again
+    assert len(os.listdir("/proc/self/fd")) == fds

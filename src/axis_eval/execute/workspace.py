@@ -100,7 +100,8 @@ STALE_AFTER_S = 600.0
 """A jobs folder whose process is gone, and in which no folder of its top two levels (the
 job folders, their workspace, HOME and TMPDIR) changed for this long, is a leftover."""
 _sweepers: list[threading.Thread] = []
-"""The threads removing leftover jobs folders (one per base, at this process's first job)."""
+"""The threads removing leftover jobs folders still running (one starts with each jobs folder
+this process makes)."""
 
 
 def _make_private(prefix: str) -> str:
@@ -136,7 +137,7 @@ def _run_folder(parent: str) -> str:
         sweeper = threading.Thread(
             target=sweep_stale, args=(parent,), name="axis-stale-jobs-folders", daemon=True
         )
-        _sweepers.append(sweeper)
+        _sweepers[:] = [*(t for t in _sweepers if t.is_alive()), sweeper]
         sweeper.start()
     return folder
 
@@ -146,9 +147,13 @@ def _remove_run_folders() -> None:
         if key[0] == os.getpid():
             with contextlib.suppress(OSError):  # not empty: a job of ours still holds it
                 os.rmdir(folder)  # noqa: PTH106
-            lock = _run_locks.pop(key, None)
-            if lock is not None:
-                os.close(lock)
+            _unlock(key)
+
+
+def _unlock(key: tuple[int, str]) -> None:
+    lock = _run_locks.pop(key, None)
+    if lock is not None:
+        os.close(lock)
 
 
 def _lock(folder: str) -> int | None:
@@ -268,9 +273,7 @@ def create_job_dirs(base: str | None = None) -> JobDirs:
         root = _make_private(f"{_run_folder(parent)}/")
     except (FileNotFoundError, NotADirectoryError):  # removed (a tmp cleaner): a new one
         _run_folders.pop((os.getpid(), parent), None)
-        lock = _run_locks.pop((os.getpid(), parent), None)
-        if lock is not None:
-            os.close(lock)
+        _unlock((os.getpid(), parent))
         root = _make_private(f"{_run_folder(parent)}/")
     dirs = JobDirs.under(root)
     for folder in (dirs.work_dir, dirs.home_dir, dirs.tmp_dir):
