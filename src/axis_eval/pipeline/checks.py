@@ -198,7 +198,8 @@ OFFLINE_HINT = (
 
 def sandbox_preflight(the_plan: Plan) -> str | None:
     """Check the sandboxes the jobs ask for, before any job starts; the loud warning to show
-    when ``auto`` falls back to ``none`` (None when it does not).
+    when ``auto`` falls back to ``none``, or when bwrap cannot bound its in-memory folders
+    (None when neither).
 
     Raises:
         PreflightError: a job asks for ``bwrap`` and bubblewrap cannot confine jobs here.
@@ -206,11 +207,16 @@ def sandbox_preflight(the_plan: Plan) -> str | None:
     modes = {job.sandbox.mode for job in the_plan.jobs}
     if not modes & {"auto", "bwrap"}:
         return None
-    from axis_eval.execute.sandbox.probe import bwrap_problem
+    from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_sizes_tmpfs
 
     problem = bwrap_problem()
     if problem is None:
-        return None
+        if bwrap_sizes_tmpfs():
+            return None
+        return (
+            "sandbox bwrap: this bubblewrap is older than 0.7 (no --size): a job's /tmp, "
+            "/var/tmp and /dev/shm are bounded only by the RAM (docs/sandboxes.md)"
+        )
     if "bwrap" in modes:
         raise PreflightError(
             f"sandbox bwrap: {problem}",

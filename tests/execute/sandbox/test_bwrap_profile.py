@@ -4,16 +4,23 @@ and other runs' reports are never given back by a `sandbox.writable` around them
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
 from axis_eval.config.sandbox import SandboxPolicy
 from axis_eval.execute.process import ProcessSpec
+from axis_eval.execute.sandbox import probe
 from axis_eval.execute.sandbox.bwrap import BwrapSandbox, bwrap_args
-from axis_eval.execute.sandbox.probe import bwrap_problem
+from axis_eval.execute.sandbox.bwrap_mounts import SCRATCH_MB
+from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_sizes_tmpfs
 from axis_eval.execute.workspace import create_job_dirs
+from axis_eval.pipeline.checks import sandbox_preflight
 from helpers.system_parts import not_run
 
 
@@ -117,3 +124,115 @@ def test_named_folders_are_looked_up_once_a_run_and_a_jobs_own_each_time(
         mounts.options(dirs, SandboxPolicy(), argv=["/bin/sh", str(own)], **common)
     assert looked_up.count(("/bin/sh", str(script))) == 1  # once for the run
     assert sum(1 for argv in looked_up if argv[-1].endswith("task.sh")) == 3  # each job's own
+
+
+MEMORY_PROBE = r"""
+import errno, json, os, sys
+out = {}
+for path in sys.argv[1:]:
+    st = os.statvfs(path)
+    entry = {"size": st.f_blocks * st.f_frsize}
+    try:
+        with open(os.path.join(path, "probe"), "wb") as handle:
+            handle.write(b"x")
+        entry["write"] = "ok"
+    except OSError as exc:
+        entry["write"] = errno.errorcode[exc.errno]
+    out[path] = entry
+for path in ("/tmp", "/dev/shm"):
+    fd = os.open(os.path.join(path, "fill"), os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        os.posix_fallocate(fd, 0, 8 << 20)  # a little: fine
+        try:
+            os.posix_fallocate(fd, 0, (512 << 20) + (1 << 20))  # past the bound
+            out[path]["past_bound"] = "ok"
+        except OSError as exc:
+            out[path]["past_bound"] = errno.errorcode[exc.errno]
+    finally:
+        os.close(fd)
+        os.unlink(os.path.join(path, "fill"))
+with open("/dev/null", "w") as null:
+    out["/dev/null"] = {"write": "ok" if null.write("x") == 1 else "short"}
+print(json.dumps(out))
+"""
+
+
+async def test_a_job_cannot_fill_the_memory_through_the_sandboxs_in_memory_folders(
+    tmp_path: Path,
+) -> None:
+    """Every tmpfs the sandbox mounts is bounded: the scratch folders (/tmp, /var/tmp,
+    /dev/shm) hold at most SCRATCH_MB each, every other cover and /dev are read-only; the
+    job's own folders stay writable and on disk."""
+    assert bwrap_sizes_tmpfs(), "the tests' bubblewrap (Debian's) has --size"
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    config = tmp_path / "project"
+    (config / ".axis").mkdir(parents=True)
+    dirs = create_job_dirs(str(jobs))
+    box = BwrapSandbox(
+        dirs, SandboxPolicy(mode="bwrap"), config_dir=str(config), hidden=[str(config / ".axis")]
+    )
+    scratch = ["/tmp", "/var/tmp", "/dev/shm"]
+    covers = ["/home", "/root", "/run", str(jobs), str(config / ".axis"), "/dev"]
+    own = [dirs.work_dir, dirs.home_dir, dirs.tmp_dir]
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    argv = [sys.executable, "-c", MEMORY_PROBE, *scratch, *covers, *own]
+    try:
+        proc = await box.spawn(ProcessSpec(argv, dirs.work_dir, env, None))
+        out = await proc.stdout.read()
+        assert await proc.wait() == 0, out
+        await proc.stop(0.5)
+    finally:
+        await box.close()
+    seen = json.loads(out)
+    bound = SCRATCH_MB << 20
+    for path in scratch:
+        assert seen[path] == {"size": bound, "write": "ok", **seen[path]}, path
+    for path in ("/tmp", "/dev/shm"):
+        assert seen[path]["past_bound"] == "ENOSPC", path
+    for path in covers:
+        assert seen[path]["write"] == "EROFS", (path, seen[path])
+        if path != "/dev":  # bwrap's /dev takes no --size; it is read-only all the same
+            assert seen[path]["size"] <= 1 << 20, (path, seen[path])
+    for path in own:
+        assert seen[path]["write"] == "ok", path
+        assert os.path.isfile(os.path.join(path, "probe"))  # on the host's disk
+    assert seen["/dev/null"] == {"write": "ok"}
+
+
+FAKE_OLD_BWRAP = """#!/bin/sh
+# A FAKE of bubblewrap before 0.7 (what Ubuntu 22.04 ships: 0.6.1), which this machine does
+# not have: the real bwrap, refusing --size as the old one does.
+for arg in "$@"; do
+  if [ "$arg" = "--size" ]; then echo "bwrap: Unknown option --size" >&2; exit 1; fi
+done
+exec {real} "$@"
+"""
+
+
+def test_a_bwrap_without_size_still_confines_and_says_its_memory_folders_are_unbounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = probe.bwrap_path()
+    assert real is not None
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_OLD_BWRAP.format(real=real))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    probe._probe.cache_clear()
+    try:
+        assert probe.bwrap_problem() is None  # it confines
+        assert not probe.bwrap_sizes_tmpfs()
+        dirs = create_job_dirs(str(tmp_path))
+        args = bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[], parent_homes=[])
+        assert "--size" not in args
+        assert args[args.index("/home") - 1] == "--tmpfs"
+        assert args.count("--remount-ro") >= 2  # the read-only covers hold without --size
+        plan = cast(Any, SimpleNamespace(jobs=[SimpleNamespace(sandbox=SandboxPolicy())]))
+        warning = sandbox_preflight(plan)
+        assert warning is not None and "older than 0.7" in warning and "/dev/shm" in warning
+    finally:
+        monkeypatch.undo()
+        probe._probe.cache_clear()
+    assert probe.bwrap_sizes_tmpfs()  # the real one again

@@ -2,10 +2,11 @@
 
 What a confined process sees (``docs/sandboxes.md``):
 
-- the host's folders read-only; a private ``/tmp``, ``/run``, ``/dev`` and ``/proc`` (its
-  own PID namespace: no host process, the harness included, is visible);
-- hidden (empty folders): the parent's HOME, ``/home`` and ``/root``, and the folders the run
-  names (the project's ``.axis``: other runs' reports);
+- the host's folders read-only; a private ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (in
+  memory, bounded), a private read-only ``/run`` and ``/dev``, and ``/proc`` (its own PID
+  namespace: no host process, the harness included, is visible);
+- hidden (empty read-only folders): the parent's HOME, ``/home`` and ``/root``, and the
+  folders the run names (the project's ``.axis``: other runs' reports);
 - read-only again inside those: the config folder, the agent CLIs and their runtime (the
   folders of ``PATH``, Python's prefix);
 - writable: the job's own folder (workspace, HOME, TMPDIR, the phases' notes).

@@ -21,10 +21,13 @@ from pathlib import Path
 
 from axis_eval.adapters.install import agents_dir
 from axis_eval.config.sandbox import SandboxPolicy
+from axis_eval.execute.sandbox.probe import bwrap_sizes_tmpfs
 from axis_eval.execute.workspace import JobDirs, jobs_base
 
 __all__ = [
     "HIDDEN_ALWAYS",
+    "SCRATCH",
+    "SCRATCH_MB",
     "BwrapMounts",
     "bwrap_args",
     "default_readable",
@@ -34,6 +37,18 @@ __all__ = [
 HIDDEN_ALWAYS = ("/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm")
 """Folders replaced by an empty tmpfs: other users' files, sockets of system daemons (the
 Docker socket is root's keys to the machine), and every other job's temporary folders."""
+
+SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
+"""The covers a job may write: its private scratch folders in memory (its ``TMPDIR`` is
+the job's own ``tmp`` folder, on disk). Every other cover, and ``/dev``, is read-only."""
+SCRATCH_MB = 512
+"""What each scratch tmpfs holds at most (MiB). A tmpfs's pages belong to no process, so
+an unbounded one (the kernel's default: half the RAM, per mount) lets a job fill the
+machine's memory past every process limit, and the OOM killer then picks another process,
+the harness included."""
+COVER_BYTES = 1 << 20
+"""The size of a read-only cover (nothing can be written there; bwrap's mount points take
+no pages): a second bound should the remount ever not hold."""
 
 
 _HIDE, _READ, _WRITE, _SECRET, _JOB = range(5)
@@ -151,6 +166,10 @@ class _Plan:
     tail: list[str]
     """The namespace options after the mounts."""
 
+    seal: list[str]
+    """``--remount-ro`` of the read-only covers and ``/dev``, once every mount is made (bwrap
+    makes the mount points inside them first)."""
+
     def options(self, job_root: str) -> list[str]:
         """The whole option list for the job whose folder is ``job_root``: its bind slots in
         where sorting every mount would have put it (after its equals: it is the strongest)."""
@@ -166,7 +185,7 @@ class _Plan:
         out += [_RULES[_JOB], job_root, job_root]
         for mount in self.mounts[at:]:
             out += mount
-        return out + self.tail
+        return out + self.seal + self.tail
 
 
 def _plan(
@@ -176,11 +195,13 @@ def _plan(
     hidden: Sequence[str],
     readable: Sequence[str],
     parent_homes: Sequence[str],
+    sized: bool,
 ) -> _Plan:
     """Mounts go shallowest first, so a folder's rule holds below it until a deeper rule
     says otherwise (the config folder readable inside a hidden HOME, its ``.axis`` hidden
     again inside it, a ``sandbox.writable`` folder inside ``/tmp``); at the same path the
-    stronger rule wins (:data:`_RULES`)."""
+    stronger rule wins (:data:`_RULES`). Each cover is a bounded tmpfs when ``sized`` (this
+    bwrap has ``--size``), and read-only unless it is a :data:`SCRATCH` folder."""
     plan: dict[str, int] = {}
 
     def rule(paths: Iterable[str], strength: int) -> None:
@@ -198,17 +219,26 @@ def _plan(
     rule(_existing_dirs(policy.readable), _READ)
     rule(_existing_dirs(policy.writable), _WRITE)
     rule(_existing_dirs([jobs_parent, *hidden]), _SECRET)
+    scratch = set(_existing_dirs(SCRATCH))
     keys: list[tuple[int, int]] = []
     mounts: list[list[str]] = []
+    seal: list[str] = []
     for path in sorted(plan, key=lambda p: (p.count("/"), plan[p])):
         strength = plan[path]
         if strength == _READ and not any(_under(path, e) and path != e for e in emptied):
             continue  # visible (read-only) already: no mount needed
         keys.append((path.count("/"), strength))
-        hides = strength in (_HIDE, _SECRET)
-        mounts.append([_RULES[strength], path] if hides else [_RULES[strength], path, path])
+        if strength in (_HIDE, _SECRET):
+            writable = path in scratch
+            size = SCRATCH_MB << 20 if writable else COVER_BYTES
+            mounts.append(["--size", str(size), "--tmpfs", path] if sized else ["--tmpfs", path])
+            if not writable:
+                seal += ["--remount-ro", path]
+        else:
+            mounts.append([_RULES[strength], path, path])
+    seal += ["--remount-ro", "/dev"]  # bwrap's /dev is a tmpfs too (its devices are binds)
     tail = [*_NAMESPACES, "--unshare-net"] if policy.network == "none" else list(_NAMESPACES)
-    return _Plan(keys, mounts, tail)
+    return _Plan(keys, mounts, seal, tail)
 
 
 def bwrap_args(
@@ -222,7 +252,14 @@ def bwrap_args(
     """bwrap's options for one job (everything before ``--chdir``), resolved afresh."""
     root = dirs.root_dir
     jobs_parent = jobs_base(root)
-    plan = _plan(jobs_parent, policy, hidden=hidden, readable=readable, parent_homes=parent_homes)
+    plan = _plan(
+        jobs_parent,
+        policy,
+        hidden=hidden,
+        readable=readable,
+        parent_homes=parent_homes,
+        sized=bwrap_sizes_tmpfs(),
+    )
     return plan.options(root)
 
 
@@ -278,7 +315,12 @@ class BwrapMounts:
                 *folders,  # folders, or single files where a folder would open a hidden one
             ]
             plan = self._plans[key] = _plan(
-                jobs_parent, policy, hidden=self._hidden, readable=readable, parent_homes=homes
+                jobs_parent,
+                policy,
+                hidden=self._hidden,
+                readable=readable,
+                parent_homes=homes,
+                sized=bwrap_sizes_tmpfs(),
             )
         return plan.options(root)
 

@@ -4,6 +4,10 @@
 minimal profile with the namespaces the jobs use runs ``true``. It fails where user
 namespaces are refused (stock Ubuntu 24.04's AppArmor rule for unprivileged users, most
 containers' seccomp profile), and the reason bwrap printed is kept for the warning.
+
+The same probe tells whether this bwrap can bound a tmpfs (``--size``, bubblewrap 0.7 and
+later): the sandbox's in-memory folders are then bounded (``bwrap_mounts``); an older
+bwrap still confines, with a warning that those folders are bounded only by RAM.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import shutil
 
 from axis_eval._util.processes import HelperTimeout, run_helper
 
-__all__ = ["bwrap_path", "bwrap_problem"]
+__all__ = ["bwrap_path", "bwrap_problem", "bwrap_sizes_tmpfs"]
 
 _PROBE_TIMEOUT_S = 10.0
 
@@ -24,17 +28,26 @@ def bwrap_path() -> str | None:
 
 
 @functools.cache
-def bwrap_problem() -> str | None:
-    """Why bubblewrap cannot confine jobs here; None when it can."""
+def _probe() -> tuple[str | None, bool]:
+    """(why bwrap cannot confine jobs here or None, whether it bounds a tmpfs)."""
     path = bwrap_path()
     if path is None:
-        return "bwrap (Debian/Ubuntu package bubblewrap) is not installed"
+        return "bwrap (Debian/Ubuntu package bubblewrap) is not installed", False
+    problem = _try(path, sized=True)
+    if problem is not None and "--size" in problem:  # bubblewrap before 0.7
+        return _try(path, sized=False), False
+    return problem, problem is None
+
+
+def _try(path: str, *, sized: bool) -> str | None:
+    size = ["--size", "1048576"] if sized else []
     argv = [
         path,
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
+        *size, "--tmpfs", "/tmp",
+        "--remount-ro", "/dev",
         "--unshare-pid", "--unshare-ipc", "--unshare-uts",
         "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         "--", "true",
@@ -48,3 +61,14 @@ def bwrap_problem() -> str | None:
         detail = text.splitlines()[-1] if text else f"exit code {done.returncode}"
         return f"bwrap cannot create a sandbox here: {detail}"
     return None
+
+
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot confine jobs here; None when it can."""
+    return _probe()[0]
+
+
+def bwrap_sizes_tmpfs() -> bool:
+    """Whether this bwrap bounds the size of a tmpfs (``--size``): False where it cannot
+    confine at all, or is older than 0.7."""
+    return _probe()[1]
