@@ -52,6 +52,14 @@ suite): ext4 without a journal (this VM's) skips each recently deleted inode whe
 a new one, for one to six minutes, so every folder and file a run makes costs more until
 then. The "folder gauge" printed first (CPU to make and remove four folders, before and
 after) shows that state.
+
+The projects and the jobs' folders go where ``TMPDIR`` points (printed first, with its
+filesystem and whether an ext4 has a journal). To measure on another disk than the VM's,
+as root: ``truncate -s 8G /var/tmp/j.img && mkfs.ext4 -q -F /var/tmp/j.img && mkdir -p
+/mnt/j && mount -o loop /var/tmp/j.img /mnt/j && mkdir -m 1777 /mnt/j/tmp``, then run with
+``TMPDIR=/mnt/j/tmp`` (an ext4 with a journal, as most CI disks are), or with
+``TMPDIR=/dev/shm/x`` (tmpfs: what the harness costs when files cost next to nothing).
+The summary's "floor own CPU/job" is the machine's speed in the same minutes.
 """
 
 from __future__ import annotations
@@ -219,6 +227,29 @@ def folder_gauge(rounds: int = 200) -> float:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return statistics.median(costs) * 1e6
+
+
+def tmp_filesystem(path: str) -> str:
+    """Where ``path`` lies: its mount, filesystem and device, and for ext4 whether it has a
+    journal (without one, each new inode skips the recently deleted ones: see
+    :func:`folder_gauge`)."""
+    best = ("", "?", "?")
+    with open("/proc/self/mountinfo") as mountinfo:
+        for line in mountinfo:
+            parts = line.split()
+            mount, rest = parts[4], parts[parts.index("-") + 1 :]
+            inside = path == mount or path.startswith(mount.rstrip("/") + "/")
+            if inside and len(mount) >= len(best[0]):
+                best = (mount, rest[0], rest[1])
+    mount, fstype, source = best
+    journal = ""
+    if fstype == "ext4":
+        try:
+            task = Path(f"/sys/fs/ext4/{os.path.basename(source)}/journal_task").read_text()
+        except OSError:
+            task = "?"
+        journal = {"<none>": ", no journal", "?": ""}.get(task.strip(), ", journal")
+    return f"{path} on {mount} ({fstype}, {source}{journal})"
 
 
 class Sample(NamedTuple):
@@ -429,6 +460,7 @@ def main() -> None:
     py = platform.python_version()
     print(f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python {py}")
     print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"Temporary folder (the projects, the jobs' folders): {tmp_filesystem(tmp)}")
     print(
         f"Folder gauge (4 folders made and removed in the system tmp, CPU): "
         f"{gauge_start:.0f} µs before, {gauge_end:.0f} µs after\n"
@@ -454,10 +486,12 @@ def main() -> None:
 
 def summary(configs: list[Config]) -> None:
     """The sandboxes side by side: per-job harness CPU and wall, and what each adds to
-    ``none`` under the same churn condition."""
+    ``none`` under the same churn condition. The floor's own CPU a job (the bare asyncio
+    loop's) is the machine's speed: the same code reads more over the floor when it is up."""
     print("\n### Summary\n")
     header = [
-        "sandbox", "churn", "load (1 min)", "own CPU/job over floor", "rest/job",
+        "sandbox", "churn", "load (1 min)", "floor own CPU/job", "own CPU/job over floor",
+        "rest/job",
         "fixed N = 1 (own + rest)", "wall/job c=15", "added wall/job vs none c=15",
         "latency/job c=1 (over floor)", "added latency/job vs none c=1",
     ]  # fmt: skip
@@ -486,8 +520,9 @@ def summary(configs: list[Config]) -> None:
             else "–"
         )
         churn = f"{c.churn_rate:.0f}/s" if c.churn == "on" else "off"
+        floor = fit([float(n) for n, _, _ in c.rows], [med(f, "own") for _, f, _ in c.rows])[1]
         cells = [
-            c.sandbox, churn, f"{c.load[0]:.1f} → {c.load[1]:.1f}",
+            c.sandbox, churn, f"{c.load[0]:.1f} → {c.load[1]:.1f}", f"{floor * 1000:.2f} ms",
             f"{own * 1000:.2f} ms", f"{rest * 1000:.2f} ms", fixed,
             f"{c.wall_slope() * 1000:.1f} ms", added_wall, latency, added_latency,
         ]  # fmt: skip
