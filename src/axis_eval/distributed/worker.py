@@ -406,7 +406,7 @@ async def preflight_task(
                 "on this worker"
             )
     if {"auto", "bwrap"} & set(modes):
-        from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_sizes_tmpfs
+        from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_size_problem
 
         problem = bwrap_problem()
         if problem is not None and "bwrap" in modes:
@@ -415,10 +415,10 @@ async def preflight_task(
             facts["warnings"].append(
                 f"sandbox auto: {problem}; this worker runs its jobs UNCONFINED (sandbox none)"
             )
-        elif not bwrap_sizes_tmpfs():
+        elif (unsized := bwrap_size_problem()) is not None:
             facts["warnings"].append(
-                "sandbox bwrap: this worker's bubblewrap is older than 0.7 (no --size): a "
-                "job's /tmp, /var/tmp and /dev/shm are bounded only by the RAM"
+                f"sandbox bwrap: this worker's bubblewrap cannot bound a tmpfs ({unsized}): "
+                "a job's /tmp, /var/tmp and /dev/shm are bounded only by the RAM"
             )
     if ticket.model_server_url:
         unreachable = _reach(ticket.model_server_url)

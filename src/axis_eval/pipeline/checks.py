@@ -207,15 +207,17 @@ def sandbox_preflight(the_plan: Plan) -> str | None:
     modes = {job.sandbox.mode for job in the_plan.jobs}
     if not modes & {"auto", "bwrap"}:
         return None
-    from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_sizes_tmpfs
+    from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_size_problem
 
     problem = bwrap_problem()
     if problem is None:
-        if bwrap_sizes_tmpfs():
+        unsized = bwrap_size_problem()
+        if unsized is None:
             return None
         return (
-            "sandbox bwrap: this bubblewrap is older than 0.7 (no --size): a job's /tmp, "
-            "/var/tmp and /dev/shm are bounded only by the RAM (docs/sandboxes.md)"
+            f"sandbox bwrap: this bubblewrap cannot bound a tmpfs ({unsized}; bubblewrap 0.7 "
+            "or later, not setuid, can): a job's /tmp, /var/tmp and /dev/shm are bounded "
+            "only by the RAM (docs/sandboxes.md)"
         )
     if "bwrap" in modes:
         raise PreflightError(

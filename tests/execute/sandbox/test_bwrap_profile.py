@@ -17,7 +17,7 @@ from axis_eval.config.sandbox import SandboxPolicy
 from axis_eval.execute.process import ProcessSpec
 from axis_eval.execute.sandbox import probe
 from axis_eval.execute.sandbox.bwrap import BwrapSandbox, bwrap_args
-from axis_eval.execute.sandbox.bwrap_mounts import SCRATCH_MB
+from axis_eval.execute.sandbox.bwrap_mounts import SCRATCH_MB, passwd_home
 from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_sizes_tmpfs
 from axis_eval.execute.workspace import create_job_dirs
 from axis_eval.pipeline.checks import sandbox_preflight
@@ -160,21 +160,33 @@ print(json.dumps(out))
 async def test_a_job_cannot_fill_the_memory_through_the_sandboxs_in_memory_folders(
     tmp_path: Path,
 ) -> None:
-    """Every tmpfs the sandbox mounts is bounded: the scratch folders (/tmp, /var/tmp,
-    /dev/shm) hold at most SCRATCH_MB each, every other cover and /dev are read-only; the
-    job's own folders stay writable and on disk."""
-    assert bwrap_sizes_tmpfs(), "the tests' bubblewrap (Debian's) has --size"
+    """Every tmpfs the sandbox mounts is bounded in data: the scratch folders (/tmp,
+    /var/tmp, /dev/shm and the user's home from passwd) hold at most SCRATCH_MB each, every
+    other cover and /dev are read-only; the job's own folders and a `sandbox.writable`
+    folder inside a read-only cover stay writable, on disk."""
+    if not bwrap_sizes_tmpfs():
+        not_run(
+            "BWRAP TMPFS BOUND TEST",
+            f"this bwrap cannot bound a tmpfs: {probe.bwrap_size_problem()}",
+        )
     jobs = tmp_path / "jobs"
     jobs.mkdir()
+    shared = jobs / "shared"
+    shared.mkdir()
     config = tmp_path / "project"
     (config / ".axis").mkdir(parents=True)
     dirs = create_job_dirs(str(jobs))
-    box = BwrapSandbox(
-        dirs, SandboxPolicy(mode="bwrap"), config_dir=str(config), hidden=[str(config / ".axis")]
-    )
-    scratch = ["/tmp", "/var/tmp", "/dev/shm"]
-    covers = ["/home", "/root", "/run", str(jobs), str(config / ".axis"), "/dev"]
-    own = [dirs.work_dir, dirs.home_dir, dirs.tmp_dir]
+    policy = SandboxPolicy(mode="bwrap", writable=[str(shared)])
+    box = BwrapSandbox(dirs, policy, config_dir=str(config), hidden=[str(config / ".axis")])
+    own_home = passwd_home()
+    assert own_home is not None
+    scratch = ["/tmp", "/var/tmp", "/dev/shm", own_home]
+    covers = [
+        c
+        for c in ["/home", "/root", "/run", str(jobs), str(config / ".axis"), "/dev"]
+        if c != own_home
+    ]
+    own = [dirs.work_dir, dirs.home_dir, dirs.tmp_dir, str(shared)]
     env = {"PATH": os.environ.get("PATH", os.defpath)}
     argv = [sys.executable, "-c", MEMORY_PROBE, *scratch, *covers, *own]
     try:
@@ -200,38 +212,54 @@ async def test_a_job_cannot_fill_the_memory_through_the_sandboxs_in_memory_folde
     assert seen["/dev/null"] == {"write": "ok"}
 
 
-FAKE_OLD_BWRAP = """#!/bin/sh
-# A FAKE of bubblewrap before 0.7 (what Ubuntu 22.04 ships: 0.6.1), which this machine does
-# not have: the real bwrap, refusing --size as the old one does.
+FAKE_UNSIZED_BWRAP = """#!/bin/sh
+# A FAKE of a bubblewrap that cannot bound a tmpfs, which this machine does not have (0.6.1,
+# what Ubuntu 22.04 ships, or a setuid install of a later one): the real bwrap, refusing
+# --size with the message such a bwrap prints.
 for arg in "$@"; do
-  if [ "$arg" = "--size" ]; then echo "bwrap: Unknown option --size" >&2; exit 1; fi
+  if [ "$arg" = "--size" ]; then echo "bwrap: {message}" >&2; exit 1; fi
 done
 exec {real} "$@"
 """
 
 
-def test_a_bwrap_without_size_still_confines_and_says_its_memory_folders_are_unbounded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "message",
+    ["Unknown option --size", "The --size option is not permitted in setuid mode"],
+)
+async def test_a_bwrap_that_cannot_bound_a_tmpfs_still_confines_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, message: str
 ) -> None:
     real = probe.bwrap_path()
     assert real is not None
     fake = tmp_path / "bin" / "bwrap"
     fake.parent.mkdir()
-    fake.write_text(FAKE_OLD_BWRAP.format(real=real))
+    fake.write_text(FAKE_UNSIZED_BWRAP.format(real=real, message=message))
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
     probe._probe.cache_clear()
     try:
         assert probe.bwrap_problem() is None  # it confines
         assert not probe.bwrap_sizes_tmpfs()
-        dirs = create_job_dirs(str(tmp_path))
-        args = bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[], parent_homes=[])
-        assert "--size" not in args
-        assert args[args.index("/home") - 1] == "--tmpfs"
-        assert args.count("--remount-ro") >= 2  # the read-only covers hold without --size
+        assert probe.bwrap_size_problem() == f"bwrap cannot create a sandbox here: bwrap: {message}"
         plan = cast(Any, SimpleNamespace(jobs=[SimpleNamespace(sandbox=SandboxPolicy())]))
         warning = sandbox_preflight(plan)
-        assert warning is not None and "older than 0.7" in warning and "/dev/shm" in warning
+        assert warning is not None and message in warning and "/dev/shm" in warning
+        (tmp_path / "jobs").mkdir()
+        dirs = create_job_dirs(str(tmp_path / "jobs"))
+        args = bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[], parent_homes=[])
+        assert "--size" not in args
+        box = BwrapSandbox(dirs, SandboxPolicy(mode="bwrap"), config_dir=str(tmp_path))
+        try:
+            seen = await _sees(
+                box,
+                dirs.work_dir,
+                "echo x > /tmp/w && echo tmp-ok; echo x > /run/w || echo run-refused;"
+                " echo x > mine && echo own-ok",
+            )
+        finally:
+            await box.close()
+        assert seen.split() == ["tmp-ok", "run-refused", "own-ok"]  # the fake ran the job
     finally:
         monkeypatch.undo()
         probe._probe.cache_clear()

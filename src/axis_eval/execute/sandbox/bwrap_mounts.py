@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import pwd
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -39,13 +40,16 @@ HIDDEN_ALWAYS = ("/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp", "/dev
 Docker socket is root's keys to the machine), and every other job's temporary folders."""
 
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
-"""The covers a job may write: its private scratch folders in memory (its ``TMPDIR`` is
-the job's own ``tmp`` folder, on disk). Every other cover, and ``/dev``, is read-only."""
+"""The covers a job may write, private and in memory, with the running user's home from
+the password database (:func:`passwd_home`: Java's ``user.home``, ssh's ``~``). Every other
+cover, and ``/dev``, is read-only. (``TMPDIR`` is the job's own ``tmp`` folder.)"""
 SCRATCH_MB = 512
-"""What each scratch tmpfs holds at most (MiB). A tmpfs's pages belong to no process, so
-an unbounded one (the kernel's default: half the RAM, per mount) lets a job fill the
-machine's memory past every process limit, and the OOM killer then picks another process,
-the harness included."""
+"""What each scratch tmpfs holds at most, in file data (MiB). A tmpfs's pages belong to no
+process, so an unbounded one (the kernel's default: half the RAM, per mount) lets a job
+fill the machine's memory past every process limit, and the OOM killer then picks another
+process, the harness included. bwrap cannot bound a tmpfs's inodes: its entries (~1.4 KiB
+of kernel memory each, up to the kernel's default count) stay unbounded
+(docs/sandboxes.md)."""
 COVER_BYTES = 1 << 20
 """The size of a read-only cover (nothing can be written there; bwrap's mount points take
 no pages): a second bound should the remount ever not hold."""
@@ -76,6 +80,17 @@ _NAMESPACES = [
     "--cap-drop",
     "ALL",
 ]
+
+
+def passwd_home() -> str | None:
+    """The running user's home in the password database, resolved, where it is a folder:
+    where tools that ignore ``HOME`` write (Java's ``user.home``, Maven's ``~/.m2``)."""
+    try:
+        home = pwd.getpwuid(os.geteuid()).pw_dir
+    except KeyError:
+        return None
+    found = _existing_dirs([home])
+    return found[0] if found else None
 
 
 def _existing_dirs(paths: Iterable[str]) -> list[str]:
@@ -163,12 +178,11 @@ class _Plan:
     keys: list[tuple[int, int]]
     """Each mount's sort key: (depth, rule)."""
     mounts: list[list[str]]
-    tail: list[str]
-    """The namespace options after the mounts."""
-
     seal: list[str]
     """``--remount-ro`` of the read-only covers and ``/dev``, once every mount is made (bwrap
     makes the mount points inside them first)."""
+    tail: list[str]
+    """The namespace options after the mounts."""
 
     def options(self, job_root: str) -> list[str]:
         """The whole option list for the job whose folder is ``job_root``: its bind slots in
@@ -209,8 +223,12 @@ def _plan(
             plan[path] = max(plan.get(path, strength), strength)
 
     # jobs_parent: the folder the job folders are made in, every other job's folder is there.
-    emptied = _existing_dirs([*HIDDEN_ALWAYS, *parent_homes, jobs_parent, *hidden])
-    rule(_existing_dirs([*HIDDEN_ALWAYS, *parent_homes]), _HIDE)
+    # /dev/shm is taken as named: inside, it is in bwrap's own /dev, wherever the host's
+    # points (a symlink to /run/shm on some systems).
+    own_home = passwd_home()
+    homes = [*parent_homes, *([own_home] if own_home else [])]
+    emptied = [*_existing_dirs([*HIDDEN_ALWAYS, *homes, jobs_parent, *hidden]), "/dev/shm"]
+    rule([*_existing_dirs([*HIDDEN_ALWAYS, *homes]), "/dev/shm"], _HIDE)
     resolv = os.path.realpath("/etc/resolv.conf")
     if os.path.isfile(resolv):
         # /etc/resolv.conf often points into /run (systemd-resolved): keep names resolving.
@@ -219,7 +237,7 @@ def _plan(
     rule(_existing_dirs(policy.readable), _READ)
     rule(_existing_dirs(policy.writable), _WRITE)
     rule(_existing_dirs([jobs_parent, *hidden]), _SECRET)
-    scratch = set(_existing_dirs(SCRATCH))
+    scratch = {*_existing_dirs(SCRATCH), "/dev/shm", *([own_home] if own_home else [])}
     keys: list[tuple[int, int]] = []
     mounts: list[list[str]] = []
     seal: list[str] = []
@@ -238,7 +256,7 @@ def _plan(
             mounts.append([_RULES[strength], path, path])
     seal += ["--remount-ro", "/dev"]  # bwrap's /dev is a tmpfs too (its devices are binds)
     tail = [*_NAMESPACES, "--unshare-net"] if policy.network == "none" else list(_NAMESPACES)
-    return _Plan(keys, mounts, seal, tail)
+    return _Plan(keys=keys, mounts=mounts, seal=seal, tail=tail)
 
 
 def bwrap_args(

@@ -5,9 +5,10 @@ minimal profile with the namespaces the jobs use runs ``true``. It fails where u
 namespaces are refused (stock Ubuntu 24.04's AppArmor rule for unprivileged users, most
 containers' seccomp profile), and the reason bwrap printed is kept for the warning.
 
-The same probe tells whether this bwrap can bound a tmpfs (``--size``, bubblewrap 0.7 and
-later): the sandbox's in-memory folders are then bounded (``bwrap_mounts``); an older
-bwrap still confines, with a warning that those folders are bounded only by RAM.
+The same probe tells whether this bwrap can bound a tmpfs (``--size``: bubblewrap 0.7 and
+later, not installed setuid): the sandbox's in-memory folders are then bounded
+(``bwrap_mounts``); one that cannot still confines, with a warning that those folders are
+bounded only by the RAM.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import shutil
 
 from axis_eval._util.processes import HelperTimeout, run_helper
 
-__all__ = ["bwrap_path", "bwrap_problem", "bwrap_sizes_tmpfs"]
+__all__ = ["bwrap_path", "bwrap_problem", "bwrap_size_problem", "bwrap_sizes_tmpfs"]
 
 _PROBE_TIMEOUT_S = 10.0
 
@@ -28,15 +29,18 @@ def bwrap_path() -> str | None:
 
 
 @functools.cache
-def _probe() -> tuple[str | None, bool]:
-    """(why bwrap cannot confine jobs here or None, whether it bounds a tmpfs)."""
+def _probe() -> tuple[str | None, str | None]:
+    """(why bwrap cannot confine jobs here, why it cannot bound a tmpfs): None for each
+    where it can."""
     path = bwrap_path()
     if path is None:
-        return "bwrap (Debian/Ubuntu package bubblewrap) is not installed", False
+        missing = "bwrap (Debian/Ubuntu package bubblewrap) is not installed"
+        return missing, missing
     problem = _try(path, sized=True)
-    if problem is not None and "--size" in problem:  # bubblewrap before 0.7
-        return _try(path, sized=False), False
-    return problem, problem is None
+    if problem is not None and "--size" in problem:
+        # "Unknown option --size" before 0.7; "not permitted in setuid mode" after.
+        return _try(path, sized=False), problem
+    return problem, problem
 
 
 def _try(path: str, *, sized: bool) -> str | None:
@@ -69,6 +73,11 @@ def bwrap_problem() -> str | None:
 
 
 def bwrap_sizes_tmpfs() -> bool:
-    """Whether this bwrap bounds the size of a tmpfs (``--size``): False where it cannot
-    confine at all, or is older than 0.7."""
+    """Whether this bwrap bounds the size of a tmpfs (``--size``)."""
+    return _probe()[1] is None
+
+
+def bwrap_size_problem() -> str | None:
+    """Why this bwrap cannot bound a tmpfs (bwrap's own words: an unknown option before
+    0.7, refused in setuid mode); None when it can."""
     return _probe()[1]
