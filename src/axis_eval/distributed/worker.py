@@ -418,7 +418,7 @@ async def preflight_task(
         elif (unsized := bwrap_size_problem()) is not None:
             facts["warnings"].append(
                 f"sandbox bwrap: this worker's bubblewrap cannot bound a tmpfs ({unsized}): "
-                "a job's /tmp, /var/tmp and /dev/shm are bounded only by the RAM"
+                "a job's /tmp, /var/tmp, /dev/shm and passwd home are bounded only by the RAM"
             )
     if ticket.model_server_url:
         unreachable = _reach(ticket.model_server_url)

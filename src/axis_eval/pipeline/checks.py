@@ -216,8 +216,8 @@ def sandbox_preflight(the_plan: Plan) -> str | None:
             return None
         return (
             f"sandbox bwrap: this bubblewrap cannot bound a tmpfs ({unsized}; bubblewrap 0.7 "
-            "or later, not setuid, can): a job's /tmp, /var/tmp and /dev/shm are bounded "
-            "only by the RAM (docs/sandboxes.md)"
+            "or later, not setuid, can): a job's /tmp, /var/tmp, /dev/shm and passwd home "
+            "are bounded only by the RAM (docs/sandboxes.md)"
         )
     if "bwrap" in modes:
         raise PreflightError(

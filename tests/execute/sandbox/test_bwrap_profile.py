@@ -199,7 +199,7 @@ async def test_a_job_cannot_fill_the_memory_through_the_sandboxs_in_memory_folde
     seen = json.loads(out)
     bound = SCRATCH_MB << 20
     for path in scratch:
-        assert seen[path] == {"size": bound, "write": "ok", **seen[path]}, path
+        assert (seen[path]["size"], seen[path]["write"]) == (bound, "ok"), path
     for path in ("/tmp", "/dev/shm"):
         assert seen[path]["past_bound"] == "ENOSPC", path
     for path in covers:
@@ -241,7 +241,7 @@ async def test_a_bwrap_that_cannot_bound_a_tmpfs_still_confines_and_says_so(
     try:
         assert probe.bwrap_problem() is None  # it confines
         assert not probe.bwrap_sizes_tmpfs()
-        assert probe.bwrap_size_problem() == f"bwrap cannot create a sandbox here: bwrap: {message}"
+        assert probe.bwrap_size_problem() == f"bwrap: {message}"
         plan = cast(Any, SimpleNamespace(jobs=[SimpleNamespace(sandbox=SandboxPolicy())]))
         warning = sandbox_preflight(plan)
         assert warning is not None and message in warning and "/dev/shm" in warning
@@ -264,3 +264,105 @@ async def test_a_bwrap_that_cannot_bound_a_tmpfs_still_confines_and_says_so(
         monkeypatch.undo()
         probe._probe.cache_clear()
     assert probe.bwrap_sizes_tmpfs()  # the real one again
+
+
+def _mounts(args: list[str]) -> list[tuple[str, str]]:
+    """(option, path) of each tmpfs, bind and remount, ``--size`` folded into its tmpfs."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(args):
+        flag = args[i]
+        if flag == "--size":
+            out.append((f"--tmpfs {args[i + 1]}", args[i + 3]))
+            i += 4
+        elif flag in ("--tmpfs", "--remount-ro"):
+            out.append((flag, args[i + 1]))
+            i += 2
+        elif flag in ("--bind", "--ro-bind", "--ro-bind-try"):
+            out.append((flag, args[i + 2]))
+            i += 3
+        else:
+            i += 1
+    return out
+
+
+@pytest.mark.parametrize("where", ["missing", "symlink"])
+def test_the_passwd_home_inside_a_cover_is_bounded_writable_scratch_at_its_written_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    from axis_eval.execute.sandbox import bwrap_mounts
+
+    parent = tmp_path / "homes"
+    parent.mkdir()
+    written = parent / "user"  # as the password database has it
+    if where == "symlink":
+        (tmp_path / "elsewhere").mkdir()
+        written.symlink_to(tmp_path / "elsewhere")
+    monkeypatch.setattr(bwrap_mounts, "passwd_home", lambda: str(written))
+    (tmp_path / "jobs").mkdir()
+    dirs = create_job_dirs(str(tmp_path / "jobs"))
+    args = bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[], parent_homes=[str(parent)])
+    mounts = _mounts(args)
+    scratch = f"--tmpfs {SCRATCH_MB << 20}"
+    assert (scratch, str(written)) in mounts
+    assert ("--remount-ro", str(written)) not in mounts
+    assert ("--remount-ro", str(parent)) in mounts  # the cover around it stays read-only
+    assert mounts.index((scratch, str(written))) > mounts.index((f"--tmpfs {1 << 20}", str(parent)))
+
+
+@pytest.mark.parametrize("home", ["/dev", "/etc", "/var", "/", "jobs"])
+def test_a_passwd_home_outside_every_cover_or_over_other_jobs_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: str
+) -> None:
+    from axis_eval.execute.sandbox import bwrap_mounts
+
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    written = str(jobs) if home == "jobs" else home
+    monkeypatch.setattr(bwrap_mounts, "passwd_home", lambda: written)
+    dirs = create_job_dirs(str(jobs))
+    mounts = _mounts(bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[], parent_homes=[]))
+    writable = [path for flag, path in mounts if flag == f"--tmpfs {SCRATCH_MB << 20}"]
+    assert written not in writable
+    if home == "jobs":  # other jobs' folders: still covered, read-only
+        assert ("--remount-ro", written) in mounts
+    else:  # a system folder stays as the host has it (Debian's `sys` has /dev for home)
+        assert not [m for m in mounts if m[1] == written and m[0].startswith("--tmpfs")]
+
+
+async def test_a_job_writes_its_passwd_home_and_cannot_read_what_is_there_on_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The passwd home of a user whose HOME is elsewhere: writable scratch inside (Maven's
+    ~/.m2), its host files unseen, even when a command names a file in it (that file alone
+    is given)."""
+    from axis_eval.execute.sandbox import bwrap_mounts
+
+    if not bwrap_sizes_tmpfs():
+        not_run("BWRAP TMPFS BOUND TEST", f"no --size: {probe.bwrap_size_problem()}")
+    parent = tmp_path / "homes"
+    home = parent / "user"
+    home.mkdir(parents=True)
+    (home / "id_rsa").write_text("SECRET")
+    (home / "agent.sh").write_text(f"cat {home}/id_rsa 2>/dev/null || echo hidden; ls -A {home}\n")
+    monkeypatch.setattr(bwrap_mounts, "passwd_home", lambda: str(home))
+    (tmp_path / "jobs").mkdir()
+    dirs = create_job_dirs(str(tmp_path / "jobs"))
+    policy = SandboxPolicy(mode="bwrap")
+    box = BwrapSandbox(dirs, policy, config_dir=str(tmp_path / "jobs"), parent_home=str(parent))
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    outs = []
+    try:
+        for argv in (
+            ["/bin/sh", "-c", f"mkdir -p {home}/.m2/repository && echo made; cat {home}/id_rsa"],
+            ["/bin/sh", str(home / "agent.sh")],
+        ):
+            proc = await box.spawn(ProcessSpec(argv, dirs.work_dir, env, None))
+            outs.append((await proc.stdout.read()).decode().split())
+            await proc.wait()
+            await proc.stop(0.5)
+    finally:
+        await box.close()
+    assert outs[0] == ["made"]  # written, and the host's id_rsa is not there
+    assert outs[1] == ["hidden", "agent.sh"]  # the named file alone, not its folder
+    assert not (home / ".m2").exists()  # the sandbox's own folder, not the host's

@@ -41,8 +41,9 @@ Docker socket is root's keys to the machine), and every other job's temporary fo
 
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
 """The covers a job may write, private and in memory, with the running user's home from
-the password database (:func:`passwd_home`: Java's ``user.home``, ssh's ``~``). Every other
-cover, and ``/dev``, is read-only. (``TMPDIR`` is the job's own ``tmp`` folder.)"""
+the password database where it lies in a cover (:func:`passwd_home`: Java's ``user.home``,
+ssh's ``~``). Every other cover, and ``/dev``, is read-only. (``TMPDIR`` is the job's own
+``tmp`` folder.)"""
 SCRATCH_MB = 512
 """What each scratch tmpfs holds at most, in file data (MiB). A tmpfs's pages belong to no
 process, so an unbounded one (the kernel's default: half the RAM, per mount) lets a job
@@ -83,14 +84,23 @@ _NAMESPACES = [
 
 
 def passwd_home() -> str | None:
-    """The running user's home in the password database, resolved, where it is a folder:
-    where tools that ignore ``HOME`` write (Java's ``user.home``, Maven's ``~/.m2``)."""
+    """The running user's home in the password database, as written there (normalized, not
+    resolved: the path tools open), where it is absolute: where tools that ignore ``HOME``
+    write (Java's ``user.home``, Maven's ``~/.m2``). It need not exist."""
     try:
         home = pwd.getpwuid(os.geteuid()).pw_dir
     except KeyError:
         return None
-    found = _existing_dirs([home])
-    return found[0] if found else None
+    return os.path.normpath(home) if home.startswith("/") else None
+
+
+def _scratch_home(home: str | None, covers: Sequence[str]) -> str | None:
+    """The passwd home when it is, or lies inside, one of the ``covers`` (each given as
+    written and resolved): an empty private folder either way, made writable. A home
+    elsewhere (``/var/www``, ``/dev`` for Debian's ``sys``) is left as the host has it."""
+    if home is None:
+        return None
+    return home if any(_under(home, c) for c in covers if c and c != "/") else None
 
 
 def _existing_dirs(paths: Iterable[str]) -> list[str]:
@@ -225,10 +235,13 @@ def _plan(
     # jobs_parent: the folder the job folders are made in, every other job's folder is there.
     # /dev/shm is taken as named: inside, it is in bwrap's own /dev, wherever the host's
     # points (a symlink to /run/shm on some systems).
-    own_home = passwd_home()
-    homes = [*parent_homes, *([own_home] if own_home else [])]
-    emptied = [*_existing_dirs([*HIDDEN_ALWAYS, *homes, jobs_parent, *hidden]), "/dev/shm"]
-    rule([*_existing_dirs([*HIDDEN_ALWAYS, *homes]), "/dev/shm"], _HIDE)
+    covers = _existing_dirs([*HIDDEN_ALWAYS, *parent_homes])
+    as_written = [os.path.normpath(c) for c in (*HIDDEN_ALWAYS, *parent_homes) if c]
+    own_home = _scratch_home(passwd_home(), [*covers, *as_written])
+    mine = [own_home] if own_home else []  # mounted at the path as written: bwrap makes it
+    emptied = [*_existing_dirs([*HIDDEN_ALWAYS, *parent_homes, jobs_parent, *hidden])]
+    emptied += ["/dev/shm", *mine]
+    rule([*covers, "/dev/shm", *mine], _HIDE)
     resolv = os.path.realpath("/etc/resolv.conf")
     if os.path.isfile(resolv):
         # /etc/resolv.conf often points into /run (systemd-resolved): keep names resolving.
@@ -237,7 +250,7 @@ def _plan(
     rule(_existing_dirs(policy.readable), _READ)
     rule(_existing_dirs(policy.writable), _WRITE)
     rule(_existing_dirs([jobs_parent, *hidden]), _SECRET)
-    scratch = {*_existing_dirs(SCRATCH), "/dev/shm", *([own_home] if own_home else [])}
+    scratch = {*_existing_dirs(SCRATCH), "/dev/shm"}
     keys: list[tuple[int, int]] = []
     mounts: list[list[str]] = []
     seal: list[str] = []
@@ -247,7 +260,9 @@ def _plan(
             continue  # visible (read-only) already: no mount needed
         keys.append((path.count("/"), strength))
         if strength in (_HIDE, _SECRET):
-            writable = path in scratch
+            # The passwd home only as a plain cover: never where other jobs' folders or
+            # another run's reports are covered (a SECRET at the same path).
+            writable = path in scratch or (path == own_home and strength == _HIDE)
             size = SCRATCH_MB << 20 if writable else COVER_BYTES
             mounts.append(["--size", str(size), "--tmpfs", path] if sized else ["--tmpfs", path])
             if not writable:
@@ -297,8 +312,10 @@ class BwrapMounts:
         key = tuple(homes)
         found = self._guarded.get(key)
         if found is None:
-            paths = (*HIDDEN_ALWAYS, *key, *self._hidden)
-            found = self._guarded[key] = tuple(os.path.realpath(p) for p in paths if p)
+            paths = (*HIDDEN_ALWAYS, *key, *self._hidden, passwd_home() or "")
+            found = self._guarded[key] = tuple(
+                dict.fromkeys(q for p in paths if p for q in (os.path.realpath(p), p))
+            )
         return found
 
     def options(

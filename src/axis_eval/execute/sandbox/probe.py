@@ -21,6 +21,7 @@ from axis_eval._util.processes import HelperTimeout, run_helper
 __all__ = ["bwrap_path", "bwrap_problem", "bwrap_size_problem", "bwrap_sizes_tmpfs"]
 
 _PROBE_TIMEOUT_S = 10.0
+_REFUSED = "bwrap cannot create a sandbox here: "
 
 
 def bwrap_path() -> str | None:
@@ -39,7 +40,7 @@ def _probe() -> tuple[str | None, str | None]:
     problem = _try(path, sized=True)
     if problem is not None and "--size" in problem:
         # "Unknown option --size" before 0.7; "not permitted in setuid mode" after.
-        return _try(path, sized=False), problem
+        return _try(path, sized=False), problem.removeprefix(_REFUSED)
     return problem, problem
 
 
@@ -63,7 +64,7 @@ def _try(path: str, *, sized: bool) -> str | None:
     if done.returncode != 0:
         text = (done.stderr or done.stdout).strip()
         detail = text.splitlines()[-1] if text else f"exit code {done.returncode}"
-        return f"bwrap cannot create a sandbox here: {detail}"
+        return f"{_REFUSED}{detail}"
     return None
 
 
