@@ -22,6 +22,15 @@ import tempfile
 import time
 
 
+def make_job_folders(root: str) -> list[str]:
+    """A job's four folders under ``root`` (made), in the order they are removed."""
+    os.mkdir(root)
+    inner = [f"{root}/{name}" for name in ("work", "home", "tmp")]
+    for folder in inner:
+        os.mkdir(folder)
+    return [*inner, root]
+
+
 def one_run(base_dir: str, jobs: int, rate: float, *, at_end: bool) -> tuple[float, float]:
     base = tempfile.mkdtemp(prefix="folder-pattern-", dir=base_dir)
     os.mkdir(f"{base}/report")
@@ -30,10 +39,7 @@ def one_run(base_dir: str, jobs: int, rate: float, *, at_end: bool) -> tuple[flo
     start = time.monotonic()
     for i in range(jobs):
         t = time.process_time()
-        root = f"{base}/{i}"
-        os.mkdir(root)
-        for name in ("work", "home", "tmp"):
-            os.mkdir(f"{root}/{name}")
+        folders = make_job_folders(f"{base}/{i}")
         os.mkdir(f"{base}/report/{i}")
         for name in ("result.json", "raw.txt", "transcript.json"):
             fd = os.open(f"{base}/report/{i}/{name}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
@@ -41,7 +47,6 @@ def one_run(base_dir: str, jobs: int, rate: float, *, at_end: bool) -> tuple[flo
             os.close(fd)
         making += time.process_time() - t
         t = time.process_time()
-        folders = [f"{root}/work", f"{root}/home", f"{root}/tmp", root]
         if at_end:
             pending += folders
         else:

@@ -79,6 +79,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from folder_pattern import make_job_folders  # bench/ is the script's folder
+
 
 def _real_python() -> str:
     """The interpreter itself, not a pyenv-style shim script (a shim costs ~60 ms a launch)."""
@@ -217,12 +219,8 @@ def folder_gauge(rounds: int = 200) -> float:
     try:
         for i in range(rounds):
             start = time.process_time()
-            root = f"{base}/{i}"
-            os.mkdir(root)
-            for name in ("work", "home", "tmp"):
-                os.mkdir(f"{root}/{name}")
-            for name in ("work", "home", "tmp", ""):
-                os.rmdir(f"{root}/{name}" if name else root)
+            for folder in make_job_folders(f"{base}/{i}"):
+                os.rmdir(folder)
             costs.append(time.process_time() - start)
     finally:
         shutil.rmtree(base, ignore_errors=True)
