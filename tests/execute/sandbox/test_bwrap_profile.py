@@ -266,6 +266,10 @@ async def test_a_bwrap_that_cannot_bound_a_tmpfs_still_confines_and_says_so(
     assert probe.bwrap_sizes_tmpfs()  # the real one again
 
 
+OUTSIDE_COVERS = Path(__file__).resolve().parents[3] / ".cache" / "sandbox-tests"
+"""A folder in no cover (the project's cache), as a CI user's passwd home may be."""
+
+
 def _mounts(args: list[str]) -> list[tuple[str, str]]:
     """(option, path) of each tmpfs, bind and remount, ``--size`` folded into its tmpfs."""
     out: list[tuple[str, str]] = []
@@ -286,48 +290,78 @@ def _mounts(args: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize("where", ["missing", "symlink"])
-def test_the_passwd_home_inside_a_cover_is_bounded_writable_scratch_at_its_written_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+@pytest.mark.parametrize("where", ["missing", "symlink", "outside"])
+def test_the_passwd_home_is_hidden_behind_bounded_writable_scratch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, where: str
 ) -> None:
+    """Missing inside a hidden folder (`useradd -M`), a symlink (mounted at its target), or
+    outside every hidden folder (Jenkins' /var/lib/jenkins while HOME is elsewhere): the
+    job gets an empty writable scratch folder there, never the host's files."""
     from axis_eval.execute.sandbox import bwrap_mounts
 
     parent = tmp_path / "homes"
     parent.mkdir()
     written = parent / "user"  # as the password database has it
+    target = written
     if where == "symlink":
-        (tmp_path / "elsewhere").mkdir()
-        written.symlink_to(tmp_path / "elsewhere")
+        target = tmp_path / "elsewhere"
+        target.mkdir()
+        written.symlink_to(target)
+    elif where == "outside":  # outside /tmp and every other cover: the project's cache
+        written = target = OUTSIDE_COVERS / f"var-lib-jenkins-{os.getpid()}-{tmp_path.name}"
+        written.mkdir(parents=True)
+        request.addfinalizer(written.rmdir)
     monkeypatch.setattr(bwrap_mounts, "passwd_home", lambda: str(written))
     (tmp_path / "jobs").mkdir()
     dirs = create_job_dirs(str(tmp_path / "jobs"))
     args = bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[], parent_homes=[str(parent)])
     mounts = _mounts(args)
     scratch = f"--tmpfs {SCRATCH_MB << 20}"
-    assert (scratch, str(written)) in mounts
-    assert ("--remount-ro", str(written)) not in mounts
+    assert (scratch, str(target)) in mounts
+    assert ("--remount-ro", str(target)) not in mounts
     assert ("--remount-ro", str(parent)) in mounts  # the cover around it stays read-only
-    assert mounts.index((scratch, str(written))) > mounts.index((f"--tmpfs {1 << 20}", str(parent)))
+    if where == "missing":  # made inside the read-only cover, before it is sealed
+        assert mounts.index((scratch, str(target))) > mounts.index(
+            (f"--tmpfs {1 << 20}", str(parent))
+        )
 
 
-@pytest.mark.parametrize("home", ["/dev", "/etc", "/var", "/", "jobs"])
-def test_a_passwd_home_outside_every_cover_or_over_other_jobs_is_left_alone(
+@pytest.mark.parametrize(
+    "home", ["/dev", "/etc", "/var", "/", "/nonexistent", "jobs", "a file", "/usr/sbin"]
+)
+def test_a_passwd_home_that_is_a_system_folder_or_cannot_be_made_is_left_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: str
 ) -> None:
     from axis_eval.execute.sandbox import bwrap_mounts
 
     jobs = tmp_path / "jobs"
     jobs.mkdir()
-    written = str(jobs) if home == "jobs" else home
+    (tmp_path / "a file").write_text("not a folder")
+    written = str(tmp_path / home) if home in ("jobs", "a file") else home
     monkeypatch.setattr(bwrap_mounts, "passwd_home", lambda: written)
     dirs = create_job_dirs(str(jobs))
     mounts = _mounts(bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[], parent_homes=[]))
-    writable = [path for flag, path in mounts if flag == f"--tmpfs {SCRATCH_MB << 20}"]
-    assert written not in writable
+    assert (f"--tmpfs {SCRATCH_MB << 20}", written) not in mounts
     if home == "jobs":  # other jobs' folders: still covered, read-only
         assert ("--remount-ro", written) in mounts
-    else:  # a system folder stays as the host has it (Debian's `sys` has /dev for home)
+    else:
         assert not [m for m in mounts if m[1] == written and m[0].startswith("--tmpfs")]
+
+
+def test_a_passwd_home_through_a_symlinked_folder_is_mounted_where_bwrap_can_make_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """sshd's /var/run/sshd: /var/run is a link to /run on most systems; bwrap, mounting
+    at the path as written, failed every command (`Can't mkdir /var/run/sshd`)."""
+    from axis_eval.execute.sandbox import bwrap_mounts
+
+    if os.path.realpath("/var/run") != "/run" or os.path.lexists("/run/axis-test-sshd"):
+        pytest.skip("this machine's /var/run is not a link to /run")
+    monkeypatch.setattr(bwrap_mounts, "passwd_home", lambda: "/var/run/axis-test-sshd")
+    (tmp_path / "jobs").mkdir()
+    dirs = create_job_dirs(str(tmp_path / "jobs"))
+    mounts = _mounts(bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[], parent_homes=[]))
+    assert (f"--tmpfs {SCRATCH_MB << 20}", "/run/axis-test-sshd") in mounts
 
 
 async def test_a_job_writes_its_passwd_home_and_cannot_read_what_is_there_on_the_host(
@@ -366,3 +400,30 @@ async def test_a_job_writes_its_passwd_home_and_cannot_read_what_is_there_on_the
     assert outs[0] == ["made"]  # written, and the host's id_rsa is not there
     assert outs[1] == ["hidden", "agent.sh"]  # the named file alone, not its folder
     assert not (home / ".m2").exists()  # the sandbox's own folder, not the host's
+
+
+@pytest.mark.parametrize("home", ["/var/run/axis-test-sshd", "/nonexistent", "/dev"])
+async def test_a_job_starts_whatever_its_passwd_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: str
+) -> None:
+    """A home bwrap could not mount at (missing outside any cover, through a symlinked
+    folder) once failed every command of every job; a system folder stays usable."""
+    from axis_eval.execute.sandbox import bwrap_mounts
+
+    monkeypatch.setattr(bwrap_mounts, "passwd_home", lambda: home)
+    (tmp_path / "jobs").mkdir()
+    dirs = create_job_dirs(str(tmp_path / "jobs"))
+    # nobody's HOME is its passwd home, /nonexistent: a parent HOME that is not there
+    parent = home if home == "/nonexistent" else None
+    box = BwrapSandbox(
+        dirs, SandboxPolicy(mode="bwrap"), config_dir=str(tmp_path), parent_home=parent
+    )
+    writes = home == "/var/run/axis-test-sshd" and os.path.realpath("/var/run") == "/run"
+    script = f"mkdir -p {home}/.m2 && echo made; echo x > /dev/null && echo started"
+    try:
+        seen = await _sees(box, dirs.work_dir, script)
+    finally:
+        await box.close()
+    assert seen.split()[-1] == "started", seen
+    assert ("made" in seen.split()) == writes
+    assert not os.path.exists(f"{home}/.m2")  # nothing of it on the host

@@ -41,9 +41,9 @@ Docker socket is root's keys to the machine), and every other job's temporary fo
 
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
 """The covers a job may write, private and in memory, with the running user's home from
-the password database where it lies in a cover (:func:`passwd_home`: Java's ``user.home``,
-ssh's ``~``). Every other cover, and ``/dev``, is read-only. (``TMPDIR`` is the job's own
-``tmp`` folder.)"""
+the password database (:func:`passwd_home`: Java's ``user.home``, ssh's ``~``; where
+:func:`_home_mount` puts it). Every other cover, and ``/dev``, is read-only. (``TMPDIR`` is
+the job's own ``tmp`` folder.)"""
 SCRATCH_MB = 512
 """What each scratch tmpfs holds at most, in file data (MiB). A tmpfs's pages belong to no
 process, so an unbounded one (the kernel's default: half the RAM, per mount) lets a job
@@ -94,13 +94,34 @@ def passwd_home() -> str | None:
     return os.path.normpath(home) if home.startswith("/") else None
 
 
-def _scratch_home(home: str | None, covers: Sequence[str]) -> str | None:
-    """The passwd home when it is, or lies inside, one of the ``covers`` (each given as
-    written and resolved): an empty private folder either way, made writable. A home
-    elsewhere (``/var/www``, ``/dev`` for Debian's ``sys``) is left as the host has it."""
+_SYSTEM = frozenset(
+    {"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "sys", "usr"}
+)
+"""Top-level folders no passwd home is covered in (Debian's ``sys`` has ``/dev`` for home)."""
+
+
+def _home_mount(home: str | None, covers: Sequence[str], jobs_parent: str) -> str | None:
+    """Where the passwd home's scratch tmpfs goes, resolved (so a path through a symlink such
+    as ``/var/run`` is mounted where bwrap can make it), or None to leave the home as the
+    host has it: a system folder, a top-level folder that is no cover, a folder with the
+    jobs' folders in it, or a missing home whose nearest existing folder is not a cover (a
+    mount point bwrap could not make: ``/nonexistent``)."""
     if home is None:
         return None
-    return home if any(_under(home, c) for c in covers if c and c != "/") else None
+    real = os.path.realpath(home)
+    parts = real.strip("/").split("/")
+    if real == "/" or parts[0] in _SYSTEM or _under(real, jobs_parent):
+        return None
+    if len(parts) == 1 and real not in covers:
+        return None  # /var, /opt, /srv: the host's own
+    if os.path.isdir(real):
+        return real
+    if os.path.lexists(real):
+        return None  # a file, or a dangling link
+    parent = os.path.dirname(real)
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    return real if os.path.realpath(parent) in covers else None
 
 
 def _existing_dirs(paths: Iterable[str]) -> list[str]:
@@ -236,9 +257,8 @@ def _plan(
     # /dev/shm is taken as named: inside, it is in bwrap's own /dev, wherever the host's
     # points (a symlink to /run/shm on some systems).
     covers = _existing_dirs([*HIDDEN_ALWAYS, *parent_homes])
-    as_written = [os.path.normpath(c) for c in (*HIDDEN_ALWAYS, *parent_homes) if c]
-    own_home = _scratch_home(passwd_home(), [*covers, *as_written])
-    mine = [own_home] if own_home else []  # mounted at the path as written: bwrap makes it
+    own_home = _home_mount(passwd_home(), covers, jobs_parent)
+    mine = [own_home] if own_home else []
     emptied = [*_existing_dirs([*HIDDEN_ALWAYS, *parent_homes, jobs_parent, *hidden])]
     emptied += ["/dev/shm", *mine]
     rule([*covers, "/dev/shm", *mine], _HIDE)
