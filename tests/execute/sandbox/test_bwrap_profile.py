@@ -427,3 +427,55 @@ async def test_a_job_starts_whatever_its_passwd_home(
     assert seen.split()[-1] == "started", seen
     assert ("made" in seen.split()) == writes
     assert not os.path.exists(f"{home}/.m2")  # nothing of it on the host
+
+
+async def test_a_passwd_home_linked_from_a_hidden_folder_is_written_at_the_path_tools_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/home/u -> /data/home/u (NFS homes): Maven opens /home/u/.m2, inside the read-only
+    /home cover; the link is made there again, to the scratch folder."""
+    from axis_eval.execute.sandbox import bwrap_mounts
+
+    parent = tmp_path / "homes"
+    parent.mkdir()
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "id_rsa").write_text("SECRET")
+    written = parent / "user"
+    written.symlink_to(data)
+    monkeypatch.setattr(bwrap_mounts, "passwd_home", lambda: str(written))
+    (tmp_path / "jobs").mkdir()
+    dirs = create_job_dirs(str(tmp_path / "jobs"))
+    args = bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[], parent_homes=[str(parent)])
+    at = args.index("--symlink")
+    assert args[at + 1 : at + 3] == [str(data), str(written)]
+    assert at < args.index("--remount-ro")  # made before the cover is sealed
+    project = tmp_path / "project"  # the config folder: given back, so not the home's
+    project.mkdir()
+    box = BwrapSandbox(
+        dirs, SandboxPolicy(mode="bwrap"), config_dir=str(project), parent_home=str(parent)
+    )
+    script = f"mkdir -p {written}/.m2 && echo made; cat {written}/id_rsa 2>/dev/null || echo hidden"
+    try:
+        seen = await _sees(box, dirs.work_dir, script)
+    finally:
+        await box.close()
+    assert seen.split() == ["made", "hidden"]
+    assert not (data / ".m2").exists()
+
+
+def test_a_passwd_home_inside_a_folder_given_back_is_left_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A home inside the venv or a toolchain (a Jenkins home holding ~/tools/node on PATH):
+    covering it would hide part of what the job runs."""
+    from axis_eval.execute.sandbox import bwrap_mounts
+
+    tools = tmp_path / "tools"
+    (tools / "lib").mkdir(parents=True)
+    monkeypatch.setattr(bwrap_mounts, "passwd_home", lambda: str(tools / "lib"))
+    (tmp_path / "jobs").mkdir()
+    dirs = create_job_dirs(str(tmp_path / "jobs"))
+    args = bwrap_args(dirs, SandboxPolicy(), hidden=[], readable=[str(tools)], parent_homes=[])
+    assert str(tools / "lib") not in args
+    assert str(tools) in args  # given back, whole

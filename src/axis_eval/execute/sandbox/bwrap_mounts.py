@@ -124,6 +124,17 @@ def _home_mount(home: str | None, covers: Sequence[str], jobs_parent: str) -> st
     return real if os.path.realpath(parent) in covers else None
 
 
+def _home_link(written: str | None, mounted: str | None, covers: Sequence[str]) -> str | None:
+    """Where to make a symlink to the mounted passwd home: at the home's path as written,
+    when that differs from the mounted one and lies right inside a cover (bwrap can make it
+    in the cover's tmpfs); None otherwise."""
+    if written is None or mounted is None:
+        return None
+    parent = os.path.realpath(os.path.dirname(written))
+    at = f"{parent.rstrip('/')}/{os.path.basename(written)}"
+    return at if at != mounted and parent in covers else None
+
+
 def _existing_dirs(paths: Iterable[str]) -> list[str]:
     out: list[str] = []
     for path in paths:
@@ -257,8 +268,15 @@ def _plan(
     # /dev/shm is taken as named: inside, it is in bwrap's own /dev, wherever the host's
     # points (a symlink to /run/shm on some systems).
     covers = _existing_dirs([*HIDDEN_ALWAYS, *parent_homes])
-    own_home = _home_mount(passwd_home(), covers, jobs_parent)
+    given = [*readable, *_existing_dirs([*policy.readable, *policy.writable])]
+    written_home = passwd_home()
+    own_home = _home_mount(written_home, covers, jobs_parent)
+    if own_home and any(_under(own_home, g) and own_home != g for g in given):
+        own_home = None  # inside a folder given back (a toolchain, the venv): keep it whole
     mine = [own_home] if own_home else []
+    # A home reached through a symlink in a cover (/home/u -> /data/u): the link, made again
+    # in the cover's tmpfs, so the path tools open leads to the scratch folder.
+    link = _home_link(written_home, own_home, covers)
     emptied = [*_existing_dirs([*HIDDEN_ALWAYS, *parent_homes, jobs_parent, *hidden])]
     emptied += ["/dev/shm", *mine]
     rule([*covers, "/dev/shm", *mine], _HIDE)
@@ -290,6 +308,8 @@ def _plan(
         else:
             mounts.append([_RULES[strength], path, path])
     seal += ["--remount-ro", "/dev"]  # bwrap's /dev is a tmpfs too (its devices are binds)
+    if link:
+        seal = ["--symlink", own_home or "", link, *seal]  # before the covers go read-only
     tail = [*_NAMESPACES, "--unshare-net"] if policy.network == "none" else list(_NAMESPACES)
     return _Plan(keys=keys, mounts=mounts, seal=seal, tail=tail)
 
