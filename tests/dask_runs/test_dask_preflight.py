@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.fake_bwrap import UNKNOWN_SIZE, unsized_bwrap
 from helpers.projects import report_dirs
 from helpers.system_parts import not_run
 from pipeline.helpers import CliRun, cli_env, run_cli
@@ -120,6 +121,27 @@ def test_a_worker_that_cannot_unpack_the_bundle_is_named(
     done = run_cli(root, "--scheduler", dask_cluster.address, "--no-score", env=cli_env())
     output = _refused_before_any_job(done, root)
     assert f"worker {address}: cannot unpack the run's config folder under" in output, output
+
+
+def test_a_worker_whose_bwrap_cannot_bound_a_tmpfs_runs_and_says_so(
+    dask_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    from axis_eval.execute.sandbox.probe import bwrap_problem
+
+    if bwrap_problem() is not None:
+        not_run("DASK PRE-FLIGHT (BWRAP)", bwrap_problem() or "")
+    # That worker's PATH finds a FAKE old bwrap (refusing --size) first; axis run's does not.
+    fakes = unsized_bwrap(tmp_path / "old-bwrap")
+    env = dask_env()
+    address = _start(dask_cluster, "old", {**env, "PATH": f"{fakes}:{env['PATH']}"})
+    root = maker_project(tmp_path / "proj", 1)
+    done = run_cli(root, "--scheduler", dask_cluster.address, "--no-score", env=cli_env())
+    output = done.stdout + done.stderr
+    assert done.exit_code in (0, 1), output  # it ran (one of the checks fails by design)
+    lines = [line for line in output.splitlines() if "cannot bound a tmpfs" in line]
+    assert len(lines) == 1, output
+    assert f"worker {address}" in lines[0] and UNKNOWN_SIZE in lines[0], output
+    assert report_dirs(root), "the run did not go on"
 
 
 def test_no_worker_with_a_slot_fails_preflight(dask_cluster: DaskCluster, tmp_path: Path) -> None:

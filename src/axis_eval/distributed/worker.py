@@ -406,7 +406,7 @@ async def preflight_task(
                 "on this worker"
             )
     if {"auto", "bwrap"} & set(modes):
-        from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_size_problem
+        from axis_eval.execute.sandbox.probe import bwrap_problem, unbounded_tmpfs_warning
 
         problem = bwrap_problem()
         if problem is not None and "bwrap" in modes:
@@ -415,11 +415,8 @@ async def preflight_task(
             facts["warnings"].append(
                 f"sandbox auto: {problem}; this worker runs its jobs UNCONFINED (sandbox none)"
             )
-        elif (unsized := bwrap_size_problem()) is not None:
-            facts["warnings"].append(
-                f"sandbox bwrap: this worker's bubblewrap cannot bound a tmpfs ({unsized}): "
-                "a job's /tmp, /var/tmp, /dev/shm and passwd home are bounded only by the RAM"
-            )
+        elif (unbounded := unbounded_tmpfs_warning()) is not None:
+            facts["warnings"].append(unbounded)
     if ticket.model_server_url:
         unreachable = _reach(ticket.model_server_url)
         if unreachable:

@@ -207,18 +207,11 @@ def sandbox_preflight(the_plan: Plan) -> str | None:
     modes = {job.sandbox.mode for job in the_plan.jobs}
     if not modes & {"auto", "bwrap"}:
         return None
-    from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_size_problem
+    from axis_eval.execute.sandbox.probe import bwrap_problem, unbounded_tmpfs_warning
 
     problem = bwrap_problem()
     if problem is None:
-        unsized = bwrap_size_problem()
-        if unsized is None:
-            return None
-        return (
-            f"sandbox bwrap: this bubblewrap cannot bound a tmpfs ({unsized}; bubblewrap 0.7 "
-            "or later, not setuid, can): a job's /tmp, /var/tmp, /dev/shm and passwd home "
-            "are bounded only by the RAM (docs/sandboxes.md)"
-        )
+        return unbounded_tmpfs_warning()
     if "bwrap" in modes:
         raise PreflightError(
             f"sandbox bwrap: {problem}",

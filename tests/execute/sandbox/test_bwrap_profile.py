@@ -21,6 +21,7 @@ from axis_eval.execute.sandbox.bwrap_mounts import SCRATCH_MB, passwd_home
 from axis_eval.execute.sandbox.probe import bwrap_problem, bwrap_sizes_tmpfs
 from axis_eval.execute.workspace import create_job_dirs
 from axis_eval.pipeline.checks import sandbox_preflight
+from helpers.fake_bwrap import unsized_bwrap
 from helpers.system_parts import not_run
 
 
@@ -212,17 +213,6 @@ async def test_a_job_cannot_fill_the_memory_through_the_sandboxs_in_memory_folde
     assert seen["/dev/null"] == {"write": "ok"}
 
 
-FAKE_UNSIZED_BWRAP = """#!/bin/sh
-# A FAKE of a bubblewrap that cannot bound a tmpfs, which this machine does not have (0.6.1,
-# what Ubuntu 22.04 ships, or a setuid install of a later one): the real bwrap, refusing
-# --size with the message such a bwrap prints.
-for arg in "$@"; do
-  if [ "$arg" = "--size" ]; then echo "bwrap: {message}" >&2; exit 1; fi
-done
-exec {real} "$@"
-"""
-
-
 @pytest.mark.parametrize(
     "message",
     ["Unknown option --size", "The --size option is not permitted in setuid mode"],
@@ -230,13 +220,8 @@ exec {real} "$@"
 async def test_a_bwrap_that_cannot_bound_a_tmpfs_still_confines_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, message: str
 ) -> None:
-    real = probe.bwrap_path()
-    assert real is not None
-    fake = tmp_path / "bin" / "bwrap"
-    fake.parent.mkdir()
-    fake.write_text(FAKE_UNSIZED_BWRAP.format(real=real, message=message))
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    fakes = unsized_bwrap(tmp_path / "bin", message)  # a FAKE: no such bwrap here
+    monkeypatch.setenv("PATH", f"{fakes}{os.pathsep}{os.environ['PATH']}")
     probe._probe.cache_clear()
     try:
         assert probe.bwrap_problem() is None  # it confines

@@ -268,7 +268,8 @@ def _plan(
     # /dev/shm is taken as named: inside, it is in bwrap's own /dev, wherever the host's
     # points (a symlink to /run/shm on some systems).
     covers = _existing_dirs([*HIDDEN_ALWAYS, *parent_homes])
-    given = [*readable, *_existing_dirs([*policy.readable, *policy.writable])]
+    also_read, also_written = _existing_dirs(policy.readable), _existing_dirs(policy.writable)
+    given = [*readable, *also_read, *also_written]
     written_home = passwd_home()
     own_home = _home_mount(written_home, covers, jobs_parent)
     if own_home and any(_under(own_home, g) and own_home != g for g in given):
@@ -277,17 +278,17 @@ def _plan(
     # A home reached through a symlink in a cover (/home/u -> /data/u): the link, made again
     # in the cover's tmpfs, so the path tools open leads to the scratch folder.
     link = _home_link(written_home, own_home, covers)
-    emptied = [*_existing_dirs([*HIDDEN_ALWAYS, *parent_homes, jobs_parent, *hidden])]
-    emptied += ["/dev/shm", *mine]
+    secret = _existing_dirs([jobs_parent, *hidden])
+    emptied = [*covers, *secret, "/dev/shm", *mine]
     rule([*covers, "/dev/shm", *mine], _HIDE)
     resolv = os.path.realpath("/etc/resolv.conf")
     if os.path.isfile(resolv):
         # /etc/resolv.conf often points into /run (systemd-resolved): keep names resolving.
         rule([resolv], _READ)
     rule(readable, _READ)
-    rule(_existing_dirs(policy.readable), _READ)
-    rule(_existing_dirs(policy.writable), _WRITE)
-    rule(_existing_dirs([jobs_parent, *hidden]), _SECRET)
+    rule(also_read, _READ)
+    rule(also_written, _WRITE)
+    rule(secret, _SECRET)
     scratch = {*_existing_dirs(SCRATCH), "/dev/shm"}
     keys: list[tuple[int, int]] = []
     mounts: list[list[str]] = []
@@ -308,8 +309,8 @@ def _plan(
         else:
             mounts.append([_RULES[strength], path, path])
     seal += ["--remount-ro", "/dev"]  # bwrap's /dev is a tmpfs too (its devices are binds)
-    if link:
-        seal = ["--symlink", own_home or "", link, *seal]  # before the covers go read-only
+    if link and own_home:
+        seal = ["--symlink", own_home, link, *seal]  # before the covers go read-only
     tail = [*_NAMESPACES, "--unshare-net"] if policy.network == "none" else list(_NAMESPACES)
     return _Plan(keys=keys, mounts=mounts, seal=seal, tail=tail)
 

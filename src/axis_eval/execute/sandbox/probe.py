@@ -18,7 +18,13 @@ import shutil
 
 from axis_eval._util.processes import HelperTimeout, run_helper
 
-__all__ = ["bwrap_path", "bwrap_problem", "bwrap_size_problem", "bwrap_sizes_tmpfs"]
+__all__ = [
+    "bwrap_path",
+    "bwrap_problem",
+    "bwrap_size_problem",
+    "bwrap_sizes_tmpfs",
+    "unbounded_tmpfs_warning",
+]
 
 _PROBE_TIMEOUT_S = 10.0
 _REFUSED = "bwrap cannot create a sandbox here: "
@@ -82,3 +88,16 @@ def bwrap_size_problem() -> str | None:
     """Why this bwrap cannot bound a tmpfs (bwrap's own words: an unknown option before
     0.7, refused in setuid mode); None when it can."""
     return _probe()[1]
+
+
+def unbounded_tmpfs_warning() -> str | None:
+    """The pre-flight's warning where bwrap confines but cannot bound a tmpfs (``axis run``
+    and each Dask worker give it); None where bwrap cannot confine at all, or can bound."""
+    problem, unsized = _probe()
+    if problem is not None or unsized is None:
+        return None
+    return (
+        f"sandbox bwrap: this bubblewrap cannot bound a tmpfs ({unsized}; bubblewrap 0.7 "
+        "or later, not setuid, can): a job's /tmp, /var/tmp, /dev/shm and passwd home are "
+        "bounded only by the RAM (docs/sandboxes.md)"
+    )
