@@ -116,6 +116,8 @@ def _report(args: argparse.Namespace, results: dict[str, dict[str, list[Sample]]
     print("|---|---|---|---|---|")
     for label, n in (("N", args.n), ("1", 1)):
         a, b = results[label]["A"], results[label]["B"]
+        if not a:  # --fixed-pairs 0: no one-job runs
+            continue
         for field, unit, scale in (("own", "ms/job", 1000 / n), ("total", "ms/job", 1000 / n),
                                    ("wall", "s", 1.0), ("rss", "MiB", 1.0)):  # fmt: skip
             if label == "1" and field in ("own", "total"):
@@ -131,6 +133,8 @@ def _report(args: argparse.Namespace, results: dict[str, dict[str, list[Sample]]
                 f"{mid:+.2f} ({lo:+.2f} … {hi:+.2f}) |"
             )
 
+    if not results["1"]["A"]:
+        return
     per_job = {}
     for field in ("own", "total"):
         many = _paired(results["N"]["A"], results["N"]["B"], field)[0]

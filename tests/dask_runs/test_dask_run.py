@@ -79,3 +79,31 @@ def test_thirty_jobs_on_two_workers_report_what_a_local_run_reports(
     assert {w.proc.poll() for w in workers} == {None}
     saved = json.loads((folder / "report.json").read_text())
     assert saved["state"] == "finished"
+
+
+def test_a_worker_removes_the_folders_its_jobs_left_empty_when_the_run_ends(
+    dask_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    """A worker lives on after a run, so its process's exit cannot be what removes the
+    folders of the jobs that left them empty (they wait for the run's end): the run's end
+    on the worker does."""
+    from pipeline.helpers import ndjson_adapter, write_project
+
+    scratch = tmp_path / "worker-tmp"
+    scratch.mkdir()
+    worker = dask_cluster.start_worker("w1", dask_env(TMPDIR=str(scratch)))
+    root = write_project(
+        tmp_path / "proj",
+        adapters={"quick": ndjson_adapter("quick")},
+        scenarios={f"s{n}": {} for n in range(6)},
+    )
+    done = run_cli(
+        root, "--no-score", "--scheduler", dask_cluster.address, env=cli_env(), timeout=120
+    )
+    assert done.exit_code == 0, done.stderr
+    manifest = report(root)
+    assert [r["status"] for r in manifest["results"]] == ["completed"] * 6
+    assert worker.proc.poll() is None  # still running: its exit removed nothing
+    jobs_folders = [p for p in scratch.iterdir() if p.name.startswith("axis-jobs-")]
+    assert jobs_folders, sorted(p.name for p in scratch.iterdir())  # the jobs ran here
+    assert [sorted(p.iterdir()) for p in jobs_folders] == [[] for _ in jobs_folders]

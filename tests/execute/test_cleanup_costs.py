@@ -121,6 +121,73 @@ def test_empty_job_folders_go_without_a_walk_and_full_ones_are_left_to_remove(
     assert not used.root.exists()
 
 
+def test_folders_a_job_left_empty_wait_for_the_run_and_anything_else_is_told(
+    tmp_path: Path,
+) -> None:
+    workspace_mod.remove_released()  # what earlier tests' jobs released
+    empty = create_job_dirs(str(tmp_path))
+    assert empty.release()
+    assert [empty.workspace.is_dir(), empty.home.is_dir(), empty.tmp.is_dir()] == [True] * 3
+
+    configured = create_job_dirs(str(tmp_path))
+    (configured.home / ".claude").mkdir()  # an empty folder is something left too
+    noted = create_job_dirs(str(tmp_path))
+    (noted.root / "setup.log").write_text("x")  # the phases' notes beside the folders
+    linked = create_job_dirs(str(tmp_path))
+    linked.tmp.rmdir()
+    linked.tmp.symlink_to(tmp_path)  # a link where a folder was: never taken for one
+    gone = create_job_dirs(str(tmp_path))
+    gone.remove()
+    for dirs in (configured, noted, linked, gone):
+        assert not dirs.release(), dirs
+        dirs.remove()
+        assert not dirs.root.exists() and tmp_path.is_dir()
+
+    late = create_job_dirs(str(tmp_path))
+    assert late.release()
+    # Written after its job (a descriptor another job was handed, a daemon under `none`):
+    # nothing reuses the folder, and it goes whole with the others.
+    (late.workspace / "sub").mkdir()
+    (late.workspace / "sub" / "late.txt").write_text("x")
+    assert empty.root.is_dir() and late.root.is_dir()
+    assert workspace_mod.remove_released() == 2
+    assert not empty.root.exists() and not late.root.exists()
+    assert workspace_mod.remove_released() == 0
+
+
+def test_released_folders_are_removed_at_the_cap_and_at_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace_mod.remove_released()
+    monkeypatch.setattr(workspace_mod, "RELEASED_CAP", 3)
+    released = [create_job_dirs(str(tmp_path)) for _ in range(3)]
+    for n, dirs in enumerate(released):
+        assert not workspace_mod.released_full()
+        assert dirs.release(), n
+    assert workspace_mod.released_full()
+    assert workspace_mod.remove_released() == 3 and not workspace_mod.released_full()
+    assert not any(dirs.root.exists() for dirs in released)
+    # The exit hook removes what still waits before it removes the jobs folder itself.
+    monkeypatch.setattr(workspace_mod, "_run_folders", {})
+    last = create_job_dirs(str(tmp_path))
+    assert last.release() and last.root.is_dir()
+    workspace_mod._remove_run_folders()
+    assert not last.root.parent.exists()
+
+
+def test_a_forked_child_does_not_remove_its_parents_released_folders(tmp_path: Path) -> None:
+    workspace_mod.remove_released()
+    dirs = create_job_dirs(str(tmp_path))
+    assert dirs.release()
+    pid = os.fork()
+    if pid == 0:  # the child: it has nothing of its parent's to remove
+        os._exit(workspace_mod.remove_released())
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert dirs.root.is_dir()
+    assert workspace_mod.remove_released() == 1 and not dirs.root.exists()
+
+
 def test_atomic_write_skips_a_leftover_temp_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

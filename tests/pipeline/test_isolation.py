@@ -111,3 +111,40 @@ async def test_environment_and_folders_of_a_job(tmp_path: Path, e2e_dir: Path, m
     assert json.loads(art["content"])["env"]["E2E_API_KEY"] == "[REDACTED]"
     for path in outcome.report_dir.rglob("*.json"):
         assert CANARY not in path.read_text(), path
+
+
+async def test_folders_jobs_left_empty_go_at_the_cap_and_at_the_runs_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from axis_eval.execute import job as job_mod, workspace
+    from axis_eval.pipeline import engine
+
+    workspace.remove_released()  # what earlier tests' jobs released
+    monkeypatch.setattr(workspace, "RELEASED_CAP", 2)
+    made: list[Path] = []
+    flushes: list[list[bool]] = []  # per removal: whether each waiting job folder was there
+
+    def create(base: str | None = None) -> workspace.JobDirs:
+        dirs = workspace.create_job_dirs(base)
+        made.append(dirs.root)
+        return dirs
+
+    def remove() -> int:
+        flushes.append([d.root.is_dir() for d in workspace._released])
+        return workspace.remove_released()
+
+    monkeypatch.setattr(job_mod, "create_job_dirs", create)
+    monkeypatch.setattr(job_mod, "remove_released", remove)
+    monkeypatch.setattr(engine, "remove_released", remove)
+    root = write_project(
+        tmp_path / "proj",
+        adapters={"quick": ndjson_adapter("quick")},
+        scenarios={f"s{n}": scenario() for n in range(5)},
+    )
+    outcome = await run_api(root, base_environ(TMPDIR=str(tmp_path)), concurrency=1)
+    runs = runs_by_scenario(read_json(outcome.report_dir / "report.json"))
+    assert [runs[f"s{n}"]["status"] for n in range(5)] == ["completed"] * 5
+    # One job at a time: after the second and the fourth the cap removes both; the last one
+    # waits for the run's end. Each waited whole until then.
+    assert flushes == [[True, True], [True, True], [True]]
+    assert len(made) == 5 and not any(folder.exists() for folder in made)

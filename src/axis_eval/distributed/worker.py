@@ -45,7 +45,7 @@ from axis_eval.execute.models import JobOutcome
 from axis_eval.execute.process import Sentinel
 from axis_eval.execute.sandbox.base import JobSandbox
 from axis_eval.execute.sandbox.sandboxes import Sandboxes
-from axis_eval.execute.workspace import missing_env
+from axis_eval.execute.workspace import missing_env, remove_released
 from axis_eval.pipeline.checks import job_secrets, load_agent_adapters
 from axis_eval.planning.models import AgentSpec, JobSpec
 from axis_eval.progress import Phase
@@ -174,6 +174,7 @@ async def forget_run(token: str) -> bool:
     with contextlib.suppress(BaseException):
         run = await task
         await run.close()
+    await asyncio.to_thread(remove_released)  # its jobs' empty folders (a worker lives on)
     return True
 
 

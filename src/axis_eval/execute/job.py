@@ -25,7 +25,14 @@ from axis_eval.execute.process import ManagedProcess, ProcessSpec, Spawner, spaw
 from axis_eval.execute.sandbox.base import JobSandbox, SandboxUnavailable
 from axis_eval.execute.sandbox.sandboxes import Sandboxes
 from axis_eval.execute.supervise import RunControl, run_agent
-from axis_eval.execute.workspace import JobDirs, build_env, create_job_dirs, lifecycle_env
+from axis_eval.execute.workspace import (
+    JobDirs,
+    build_env,
+    create_job_dirs,
+    lifecycle_env,
+    released_full,
+    remove_released,
+)
 from axis_eval.planning.models import JobSpec
 from axis_eval.progress import Phase
 from axis_eval.scoring.models import ScoreResult
@@ -147,8 +154,10 @@ async def run_job(spec: JobSpec, ctx: JobContext) -> JobOutcome:
         )
         return outcome
     finally:
-        if not dirs.remove_if_empty():  # the common case needs no thread hand-off
+        if not dirs.release():  # left empty: removed with the others at the run's end
             await asyncio.to_thread(dirs.remove)
+        elif released_full():
+            await asyncio.to_thread(remove_released)
 
 
 def infrastructure_outcome(spec: JobSpec, reason: str, started: str) -> JobOutcome:

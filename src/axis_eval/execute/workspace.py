@@ -3,7 +3,9 @@
 Per job: ``<tmp>/axis-jobs-<pid>-<k>/<n>/{work,home,tmp}`` (one jobs folder per process).
 ``work`` is the agent's workspace; ``home`` is its HOME (a sibling, never the workspace),
 holding ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME`` and ``GEMINI_CLI_HOME``; ``tmp`` is its
-TMPDIR. The job's folder goes after the job.
+TMPDIR. The job's folder goes after the job: at once when the job left something in it, with
+the run's other empty job folders at the run's end when it left them empty
+(:meth:`JobDirs.release`).
 """
 
 from __future__ import annotations
@@ -77,6 +79,42 @@ class JobDirs:
         """Delete everything the job left on disk."""
         shutil.rmtree(self.root_dir, ignore_errors=True)
 
+    def release(self) -> bool:
+        """The job is over. When it left its folders empty, they wait to be removed together
+        with the other finished jobs' (:func:`remove_released`: at the run's end, or once
+        :data:`RELEASED_CAP` jobs wait) and True; False when something is left, for
+        :meth:`remove` to take at once (a workspace can be large).
+
+        Why wait: ext4 without a journal (many VMs' disks, this project's machine's among
+        them) avoids giving a new file or folder an inode number freed in the last one to
+        six minutes, and checks every such free number of the block group, one by one,
+        before it takes another. Four folders removed a job made each later job's folders
+        and report files dearer the longer the run went on (docs/benchmarks.md, "Empty job
+        folders removed at the run's end"). Nothing reuses a released folder: a descriptor
+        of it that a hostile job passed on gives no way into another job.
+        """
+        if not self._left_empty():
+            return False
+        with _released_lock:
+            _released.append(self)
+        return True
+
+    def _left_empty(self) -> bool:
+        """Whether the job's folders hold nothing but each other (one listing each)."""
+        inside = (self.work_dir, self.home_dir, self.tmp_dir)
+        try:
+            with os.scandir(self.root_dir) as entries:
+                for entry in entries:
+                    if entry.path not in inside or not entry.is_dir(follow_symlinks=False):
+                        return False
+            for folder in inside:
+                with os.scandir(folder) as entries:
+                    if next(entries, None) is not None:
+                        return False
+        except OSError:  # gone, or no longer a folder: remove() decides
+            return False
+        return True
+
     def remove_if_empty(self) -> bool:
         """Delete the folders when the job left them empty (four rmdir calls, no walk);
         False when something is left, for :meth:`remove` to deal with."""
@@ -86,6 +124,33 @@ class JobDirs:
         except OSError:  # not empty, or no longer a plain folder
             return False
         return True
+
+
+RELEASED_CAP = 1024
+"""Finished jobs whose empty folders may wait for the run's end (four folders each: 4 KiB
+of disk and an inode apiece) before all of them are removed."""
+_released: list[JobDirs] = []
+"""The empty folders of this process's finished jobs, waiting to be removed."""
+_released_lock = threading.Lock()
+os.register_at_fork(after_in_child=_released.clear)  # a forked child's are its parent's
+
+
+def released_full() -> bool:
+    """Whether :data:`RELEASED_CAP` finished jobs' folders wait: time to remove them."""
+    return len(_released) >= RELEASED_CAP
+
+
+def remove_released() -> int:
+    """Remove the folders finished jobs left empty (:meth:`JobDirs.release`), and return
+    how many jobs' folders went. A folder that is no longer empty (something wrote into
+    it after its job) is removed whole. Safe from any thread."""
+    with _released_lock:
+        batch = _released[:]
+        _released.clear()
+    for dirs in batch:
+        if not dirs.remove_if_empty():
+            dirs.remove()
+    return len(batch)
 
 
 _serial = itertools.count()
@@ -143,6 +208,7 @@ def _run_folder(parent: str) -> str:
 
 
 def _remove_run_folders() -> None:
+    remove_released()
     for key, folder in list(_run_folders.items()):
         if key[0] == os.getpid():
             with contextlib.suppress(OSError):  # not empty: a job of ours still holds it

@@ -12,6 +12,7 @@ from axis_eval.errors import EXIT_SIGINT, EXIT_SIGTERM
 from axis_eval.execute.executor import schedule
 from axis_eval.execute.process import new_run_token, pidfd_child_watcher
 from axis_eval.execute.scripted_model import EmbeddedModelServer
+from axis_eval.execute.workspace import remove_released
 from axis_eval.pipeline import crash, hooks, resume
 from axis_eval.pipeline.checks import (
     GitFetch,
@@ -121,6 +122,7 @@ async def _run_async(options: RunOptions, report: crash.OpenReport) -> RunOutcom
         finally:
             if scripted is not None:
                 scripted.stop()
+            remove_released()  # the jobs' empty folders; the report is written by now
 
 
 def _added(environ: dict[str, str], options: RunOptions) -> dict[str, str]:
