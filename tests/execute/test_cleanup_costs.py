@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -186,6 +187,57 @@ def test_a_forked_child_does_not_remove_its_parents_released_folders(tmp_path: P
     assert os.waitstatus_to_exitcode(status) == 0
     assert dirs.root.is_dir()
     assert workspace_mod.remove_released() == 1 and not dirs.root.exists()
+
+
+def test_a_removal_that_fails_leaves_the_other_waiting_folders_queued(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace_mod.remove_released()
+    waiting = [create_job_dirs(str(tmp_path)) for _ in range(3)]
+    assert all(dirs.release() for dirs in waiting)
+    real = workspace_mod.JobDirs.remove_if_empty
+
+    def broken(self: workspace_mod.JobDirs) -> bool:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(workspace_mod.JobDirs, "remove_if_empty", broken)
+    with pytest.raises(RuntimeError):
+        workspace_mod.remove_released()
+    monkeypatch.setattr(workspace_mod.JobDirs, "remove_if_empty", real)
+    assert workspace_mod.remove_released() == 2  # the two not reached were still queued
+    # The last released went first, and failed: it stays for the sweep of leftovers.
+    assert [dirs.root.exists() for dirs in waiting] == [False, False, True]
+    waiting[2].remove()
+
+
+def test_a_child_forked_while_a_thread_held_the_queue_can_release(tmp_path: Path) -> None:
+    workspace_mod.remove_released()
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with workspace_mod._released_lock:
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait(10)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: no thread of its holds the lock
+            dirs = create_job_dirs(str(tmp_path))
+            os._exit(0 if dirs.release() and workspace_mod.remove_released() == 1 else 1)
+        deadline = time.monotonic() + 10
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if done[0] == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise AssertionError("the child hung on its parent's lock")
+        assert os.waitstatus_to_exitcode(done[1]) == 0
+    finally:
+        release.set()
+        holder.join()
 
 
 def test_atomic_write_skips_a_leftover_temp_name(

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -148,3 +151,107 @@ async def test_folders_jobs_left_empty_go_at_the_cap_and_at_the_runs_end(
     # waits for the run's end. Each waited whole until then.
     assert flushes == [[True, True], [True, True], [True]]
     assert len(made) == 5 and not any(folder.exists() for folder in made)
+
+
+DEEP_AGENT = """
+import json, os
+cur = os.open(".", os.O_RDONLY)
+for _ in range(1500):
+    os.mkdir("d", dir_fd=cur)
+    cur = os.open("d", os.O_RDONLY, dir_fd=cur)
+print(json.dumps({"type": "result", "text": "deep"}), flush=True)
+"""
+
+# Job `a` hands a descriptor of its workspace to job `b` (concurrent jobs share abstract
+# Unix sockets under `network: host`) and ends with its folders empty; once `a` is over, `b`
+# plants a tree deeper than Python's recursion in a's folder through the descriptor.
+HANDOFF_AGENT = """
+import array, json, os, socket, sys, time
+name = b"\\0" + sys.argv[1].encode()
+if os.environ["AXIS_SCENARIO"] == "a":
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(name)
+    server.listen(1)
+    peer, _ = server.accept()
+    fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    peer.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    peer.recv(1)
+    text = "handed over"
+else:
+    for _ in range(400):
+        try:
+            peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            peer.connect(name)
+            break
+        except OSError:
+            time.sleep(0.02)
+    _, ancillary, _, _ = peer.recvmsg(1, socket.CMSG_SPACE(4))
+    cur = array.array("i", ancillary[0][2][:4])[0]
+    peer.send(b"k")
+    peer.recv(1)  # end of file: job a's agent has exited
+    time.sleep(0.5)  # and its job is over
+    try:
+        for _ in range(1500):
+            os.mkdir("d", dir_fd=cur)
+            cur = os.open("d", os.O_RDONLY, dir_fd=cur)
+        text = "planted"
+    except OSError as exc:
+        text = f"refused: {exc}"
+print(json.dumps({"type": "result", "text": text}), flush=True)
+"""
+
+
+def code_adapter(root: Path, code: str, *args: str) -> dict[str, object]:
+    """A declarative adapter running ``code`` from a file in the config folder (which every
+    sandbox lets its jobs read)."""
+    script = root / "agent.py"
+    root.mkdir(parents=True, exist_ok=True)
+    script.write_text(code)
+    return {"command": [sys.executable, str(script), *args], "output": "ndjson"}
+
+
+def recording_job_roots(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    from axis_eval.execute import job as job_mod, workspace
+
+    made: list[Path] = []
+
+    def create(base: str | None = None) -> workspace.JobDirs:
+        dirs = workspace.create_job_dirs(base)
+        made.append(dirs.root)
+        return dirs
+
+    monkeypatch.setattr(job_mod, "create_job_dirs", create)
+    return made
+
+
+async def test_a_workspace_deeper_than_pythons_recursion_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = recording_job_roots(monkeypatch)
+    root = tmp_path / "proj"
+    write_project(
+        root, adapters={"deep": code_adapter(root, DEEP_AGENT)}, scenarios={"s": scenario()}
+    )
+    outcome = await run_api(root, base_environ(TMPDIR=str(tmp_path)))
+    run = runs_by_scenario(read_json(outcome.report_dir / "report.json"))["s"]
+    assert run["status"] == "completed", run
+    assert len(made) == 1 and not made[0].exists()
+
+
+async def test_a_tree_planted_in_a_finished_jobs_folder_ends_with_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = recording_job_roots(monkeypatch)
+    root = tmp_path / "proj"
+    token = f"axis-test-handoff-{os.getpid()}-{time.monotonic_ns()}"
+    write_project(
+        root,
+        adapters={"handoff": code_adapter(root, HANDOFF_AGENT, token)},
+        scenarios={"a": scenario(), "b": scenario()},
+    )
+    outcome = await run_api(root, base_environ(TMPDIR=str(tmp_path)), concurrency=2)
+    runs = runs_by_scenario(read_json(outcome.report_dir / "report.json"))
+    assert runs["a"]["status"] == runs["b"]["status"] == "completed", runs
+    transcript = read_json(outcome.report_dir / "scenarios" / "b" / "handoff" / "transcript.json")
+    assert "planted" in json.dumps(transcript), transcript  # into a folder still there
+    assert len(made) == 2 and not any(folder.exists() for folder in made)

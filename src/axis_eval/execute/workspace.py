@@ -16,7 +16,6 @@ import fcntl
 import itertools
 import os
 import re
-import shutil
 import stat
 import tempfile
 import threading
@@ -25,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from axis_eval._util.tree_removal import remove_tree
 from axis_eval.execute.process import procfs
 from axis_eval.planning.models import JobSpec
 
@@ -75,9 +75,10 @@ class JobDirs:
         """The agent's TMPDIR."""
         return Path(self.tmp_dir)
 
-    def remove(self) -> None:
-        """Delete everything the job left on disk."""
-        shutil.rmtree(self.root_dir, ignore_errors=True)
+    def remove(self) -> bool:
+        """Delete everything the job left on disk (a tree any depth, never through a link);
+        whether it is gone."""
+        return remove_tree(self.root_dir)
 
     def release(self) -> bool:
         """The job is over. When it left its folders empty, they wait to be removed together
@@ -90,8 +91,9 @@ class JobDirs:
         six minutes, and checks every such free number of the block group, one by one,
         before it takes another. Four folders removed a job made each later job's folders
         and report files dearer the longer the run went on (docs/benchmarks.md, "Empty job
-        folders removed at the run's end"). Nothing reuses a released folder: a descriptor
-        of it that a hostile job passed on gives no way into another job.
+        folders removed at the run's end"). Nothing reuses a released folder, so a descriptor
+        of it that the job handed to another job gives no way into a third; that other job
+        can still write into it (as before while the first job ran), until it is removed.
         """
         if not self._left_empty():
             return False
@@ -132,7 +134,17 @@ of disk and an inode apiece) before all of them are removed."""
 _released: list[JobDirs] = []
 """The empty folders of this process's finished jobs, waiting to be removed."""
 _released_lock = threading.Lock()
-os.register_at_fork(after_in_child=_released.clear)  # a forked child's are its parent's
+
+
+def _forget_released_in_child() -> None:
+    """A forked child's waiting folders are its parent's; the lock may have been held by a
+    thread the child does not have."""
+    global _released_lock
+    _released.clear()
+    _released_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_released_in_child)
 
 
 def released_full() -> bool:
@@ -143,14 +155,17 @@ def released_full() -> bool:
 def remove_released() -> int:
     """Remove the folders finished jobs left empty (:meth:`JobDirs.release`), and return
     how many jobs' folders went. A folder that is no longer empty (something wrote into
-    it after its job) is removed whole. Safe from any thread."""
-    with _released_lock:
-        batch = _released[:]
-        _released.clear()
-    for dirs in batch:
+    it after its job) is removed whole. Safe from any thread; never raises (what cannot be
+    removed stays, for the sweep of leftovers)."""
+    done = 0
+    while True:
+        with _released_lock:  # one at a time: what is not reached stays queued
+            if not _released:
+                return done
+            dirs = _released.pop()
         if not dirs.remove_if_empty():
             dirs.remove()
-    return len(batch)
+        done += 1
 
 
 _serial = itertools.count()
@@ -309,10 +324,8 @@ def sweep_stale(parent: str) -> list[str]:
     used = _in_use([folder for folder, _ in stale]) if stale else set()
     for folder, lock in stale:
         try:
-            if folder not in used:
-                shutil.rmtree(folder, ignore_errors=True)
-                if not os.path.lexists(folder):
-                    removed.append(folder)
+            if folder not in used and remove_tree(folder):
+                removed.append(folder)
         finally:
             os.close(lock)
     return removed

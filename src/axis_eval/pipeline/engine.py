@@ -122,7 +122,9 @@ async def _run_async(options: RunOptions, report: crash.OpenReport) -> RunOutcom
         finally:
             if scripted is not None:
                 scripted.stop()
-            remove_released()  # the jobs' empty folders; the report is written by now
+            # The jobs' empty folders (the report is written by now), off the event loop:
+            # another run may share it. Cancelled meanwhile, the thread goes on.
+            await asyncio.to_thread(remove_released)
 
 
 def _added(environ: dict[str, str], options: RunOptions) -> dict[str, str]:

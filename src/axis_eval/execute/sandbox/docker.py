@@ -40,12 +40,12 @@ import importlib
 import itertools
 import logging
 import os
-import shutil
 import stat
 import tempfile
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from axis_eval._util.tree_removal import remove_tree
 from axis_eval.config.sandbox import DEFAULT_AGENT_IMAGE, SandboxPolicy
 from axis_eval.execute.sandbox.base import JobSandbox, SandboxUnavailable
 from axis_eval.execute.sandbox.containers import (
@@ -288,10 +288,10 @@ class DockerSandboxes:
             os.mkdir(shared, 0o700)  # noqa: PTH102
             container = await start_container(self._spec(key, name, shared, marker))
         except ContainerFailed as exc:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
             raise SandboxUnavailable(f"sandbox docker: {exc}") from exc
         except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
             raise
         self._live[container] = folder
         try:
@@ -357,7 +357,7 @@ class DockerSandboxes:
         folder = self._live.pop(container, None)
         await remove_containers([container])
         if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
 
     async def aclose(self) -> None:
         """Remove every container of the run (spares, leftovers of cancelled starts, and
@@ -382,7 +382,7 @@ class DockerSandboxes:
         for cid in leftovers:
             folder = self._live.pop(cid, None)
             if folder is not None:
-                shutil.rmtree(folder, ignore_errors=True)
+                remove_tree(folder)
         await remove_run(self.run_token)
         if self._begun is not None:
             with contextlib.suppress(Exception):
@@ -392,7 +392,7 @@ class DockerSandboxes:
                 await self._client_loaded
         late = any(not t.done() for t in self._starting)
         if not late:
-            shutil.rmtree(self._run_dir(), ignore_errors=True)
+            remove_tree(self._run_dir())
         if self._watchdog is not None:
             # A start still under way (a docker run past its wait) may yet create a
             # container: then the watchdog sweeps on (and removes the run's folder) after

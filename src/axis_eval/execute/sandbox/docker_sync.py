@@ -18,13 +18,13 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from axis_eval._util.tree_removal import remove_tree
 from axis_eval.execute.process import ProcessSpec, SpawnFailed
 from axis_eval.execute.workspace import JobDirs
 
@@ -346,7 +346,7 @@ class Mirror:
         with contextlib.suppress(FileNotFoundError):
             st = os.lstat(host)
             if stat.S_ISDIR(st.st_mode):
-                shutil.rmtree(host, ignore_errors=True)
+                remove_tree(host)
             elif not stat.S_ISREG(st.st_mode):
                 os.unlink(host)
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -385,7 +385,7 @@ class Mirror:
                 continue
             with contextlib.suppress(OSError):
                 if entry.kind == "d":
-                    shutil.rmtree(path)
+                    remove_tree(path)
                 else:
                     os.unlink(path)
             self._sent.pop(path, None)
