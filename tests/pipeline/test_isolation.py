@@ -155,6 +155,8 @@ async def test_folders_jobs_left_empty_go_at_the_cap_and_at_the_runs_end(
 
 DEEP_AGENT = """
 import json, os
+with open("found.txt", "w") as f:
+    f.write("an artifact beside the deep tree")
 cur = os.open(".", os.O_RDONLY)
 for _ in range(1500):
     os.mkdir("d", dir_fd=cur)
@@ -224,17 +226,21 @@ def recording_job_roots(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return made
 
 
-async def test_a_workspace_deeper_than_pythons_recursion_is_removed(
+async def test_a_workspace_deeper_than_pythons_recursion_is_collected_and_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made = recording_job_roots(monkeypatch)
     root = tmp_path / "proj"
     write_project(
-        root, adapters={"deep": code_adapter(root, DEEP_AGENT)}, scenarios={"s": scenario()}
+        root,
+        adapters={"deep": code_adapter(root, DEEP_AGENT)},
+        scenarios={"s": scenario()},
+        artifacts=["**/*.txt"],  # collecting them walks the whole tree
     )
     outcome = await run_api(root, base_environ(TMPDIR=str(tmp_path)))
     run = runs_by_scenario(read_json(outcome.report_dir / "report.json"))["s"]
     assert run["status"] == "completed", run
+    assert [a["path"] for a in run["artifacts"]] == ["found.txt"]
     assert len(made) == 1 and not made[0].exists()
 
 

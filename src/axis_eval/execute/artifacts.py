@@ -29,13 +29,26 @@ def collect_artifacts(
         return []
     regexes = [glob_regex(p) for p in patterns]
     matched: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(workspace):
-        dirnames.sort()
-        for name in filenames:
-            full = Path(dirpath) / name
-            if full.is_symlink() or not full.is_file():
+    top = os.fspath(workspace).rstrip("/")
+    # An explicit stack: os.walk recurses once per level, and an agent's workspace can be
+    # thousands of folders deep (RecursionError made the job an internal failure).
+    stack = [top]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                entries = list(listing)
+        except OSError:  # gone, unreadable, or a path too long to open
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue  # a symlink, a socket, a device
+            except OSError:
                 continue
-            rel = full.relative_to(workspace).as_posix()
+            rel = entry.path[len(top) + 1 :]
             if any(rx.match(rel) for rx in regexes):
                 matched.append(rel)
     used = 0
