@@ -1,8 +1,18 @@
-"""Collect artifact files from a workspace after the agent finishes, within a size cap."""
+"""Collect artifact files from a workspace after the agent finishes, within a size cap.
+
+The workspace is the agent's: anything in it may have become a symlink, a FIFO or a tree
+thousands of folders deep, and another job handed a descriptor of it may still be changing
+it. So every folder and file is opened from its parent's descriptor with ``O_NOFOLLOW``
+(the workspace itself included): a link anywhere on the way is never followed, and a host
+file cannot be read into the report through one. Only regular files are read, never past
+the cap, and no recursion walks the tree.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,6 +22,10 @@ from axis_eval.planning.select import glob_regex
 MAX_RUN_BYTES = 50 * 1024 * 1024
 """Artifacts copied per run; files past the cap are listed, not copied."""
 MAX_FILES = 1000
+MAX_DEPTH = 128
+"""Folders below the workspace looked into for artifacts (each open while below it)."""
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO never blocks
 
 
 def _mime(path: str) -> str:
@@ -24,54 +38,39 @@ def _mime(path: str) -> str:
 def collect_artifacts(
     workspace: Path, patterns: Sequence[str], *, cap_bytes: int = MAX_RUN_BYTES
 ) -> list[CollectedArtifact]:
-    """Files under ``workspace`` matching any glob, sorted by path; symlinks skipped."""
+    """Regular files under ``workspace`` matching any glob, sorted by path; links skipped."""
     if not patterns:
         return []
     regexes = [glob_regex(p) for p in patterns]
-    matched: list[str] = []
-    top = os.fspath(workspace).rstrip("/")
-    # An explicit stack: os.walk recurses once per level, and an agent's workspace can be
-    # thousands of folders deep (RecursionError made the job an internal failure).
-    stack = [top]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as listing:
-                entries = list(listing)
-        except OSError:  # gone, unreadable, or a path too long to open
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    continue  # a symlink, a socket, a device
-            except OSError:
-                continue
-            rel = entry.path[len(top) + 1 :]
-            if any(rx.match(rel) for rx in regexes):
-                matched.append(rel)
-    used = 0
-    out: list[CollectedArtifact] = []
-    for rel in sorted(matched)[:MAX_FILES]:
-        full = workspace / rel
-        size = full.stat().st_size
-        if used + size > cap_bytes:
-            out.append(
-                CollectedArtifact(
-                    path=rel,
-                    size_bytes=size,
-                    mime_type=_mime(rel),
-                    note=f"not copied: the run's artifacts exceed {cap_bytes} bytes",
+    try:
+        top = os.open(workspace, _DIR)
+    except OSError:  # gone, or made a link by the agent: nothing there is its to collect
+        return []
+    try:
+        matched = [rel for rel in _files(top) if any(rx.match(rel) for rx in regexes)]
+        out: list[CollectedArtifact] = []
+        used = 0
+        for rel in sorted(matched)[:MAX_FILES]:
+            found = _read(top, rel, cap_bytes - used)
+            if found is None:
+                continue  # no longer a regular file there
+            size, data = found
+            if data is None:
+                out.append(
+                    CollectedArtifact(
+                        path=rel,
+                        size_bytes=size,
+                        mime_type=_mime(rel),
+                        note=f"not copied: the run's artifacts exceed {cap_bytes} bytes",
+                    )
                 )
+                continue
+            used += size
+            out.append(
+                CollectedArtifact(path=rel, size_bytes=size, mime_type=_mime(rel), data=data)
             )
-            continue
-        used += size
-        out.append(
-            CollectedArtifact(
-                path=rel, size_bytes=size, mime_type=_mime(rel), data=full.read_bytes()
-            )
-        )
+    finally:
+        os.close(top)
     if len(matched) > MAX_FILES:
         out.append(
             CollectedArtifact(
@@ -82,3 +81,96 @@ def collect_artifacts(
             )
         )
     return out
+
+
+def _listing(fd: int) -> list[tuple[str, bool]]:
+    """``(name, is a folder)`` of the regular files and folders in ``fd`` (links, FIFOs,
+    sockets and devices left out)."""
+    found: list[tuple[str, bool]] = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    found.append((entry.name, True))
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((entry.name, False))
+            except OSError:
+                continue
+    return found
+
+
+def _files(top: int) -> list[str]:
+    """The regular files under ``top``, as ``/``-joined paths relative to it."""
+    files: list[str] = []
+    try:
+        stack: list[tuple[int, list[tuple[str, bool]], str]] = [(top, _listing(top), "")]
+    except OSError:
+        return files
+    try:
+        while stack:
+            fd, entries, prefix = stack[-1]
+            if not entries:
+                stack.pop()
+                if fd != top:
+                    os.close(fd)
+                continue
+            name, is_dir = entries.pop()
+            if not is_dir:
+                files.append(prefix + name)
+                continue
+            if len(stack) > MAX_DEPTH:
+                continue
+            try:
+                child = os.open(name, _DIR, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                listing = _listing(child)
+            except OSError:
+                os.close(child)
+                continue
+            stack.append((child, listing, f"{prefix}{name}/"))
+    finally:
+        for fd, _, _ in stack:
+            if fd != top:
+                os.close(fd)
+    return files
+
+
+def _read(top: int, rel: str, room: int) -> tuple[int, bytes | None] | None:
+    """The size of the regular file ``rel`` under ``top`` and its bytes (None when more
+    than ``room``); None when it is not a regular file reached without a link."""
+    *folders, name = rel.split("/")
+    fd = top
+    try:
+        for folder in folders:
+            inner = os.open(folder, _DIR, dir_fd=fd)
+            if fd != top:
+                os.close(fd)
+            fd = inner
+        handle = os.open(name, _FILE, dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        if fd != top:
+            os.close(fd)
+    try:
+        st = os.fstat(handle)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > room:
+            return st.st_size, None
+        chunks: list[bytes] = []
+        got = 0
+        while got <= room:
+            chunk = os.read(handle, min(1 << 20, room - got + 1))
+            if not chunk:
+                return got, b"".join(chunks)
+            chunks.append(chunk)
+            got += len(chunk)
+        return got, None  # it grew past the cap while read
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(handle)
