@@ -49,10 +49,10 @@ def test_a_tree_deeper_than_rmtree_can_go_is_removed_with_few_descriptors(
     most = 0
     real_open = tree_removal._open_dir
 
-    def counting(name: str, dir_fd: int) -> int:
+    def counting(name: str, dir_fd: int, dev: int | None = None) -> int:
         nonlocal most
         most = max(most, open_fds())
-        return real_open(name, dir_fd)
+        return real_open(name, dir_fd, dev)
 
     monkeypatch.setattr(tree_removal, "_open_dir", counting)
     before = open_fds()
@@ -79,6 +79,11 @@ def test_links_are_removed_never_followed(tmp_path: Path) -> None:
     assert remove_tree(str(link))  # the link goes, not what it leads to
     assert not link.is_symlink() and (outside / "keep" / "x").read_text() == "x"
     assert remove_tree(str(tmp_path / "missing"))
+    assert remove_tree(tmp_path / "missing")  # a Path too
+    assert not remove_tree(str(tmp_path / "x\0y"))  # a NUL: no such name, and no raise
+    (tmp_path / "kept" / "sub").mkdir(parents=True)
+    assert not remove_tree(str(tmp_path / "kept" / "sub" / ".."))  # never by "." or ".."
+    assert (tmp_path / "kept" / "sub").is_dir()
     single = tmp_path / "file"
     single.write_text("x")
     assert remove_tree(str(single)) and not single.exists()
@@ -149,6 +154,26 @@ def test_folders_made_unreadable_by_their_owner_are_removed() -> None:
         )
         assert done.stdout.strip() == "True", done.stderr
         assert not tree.exists()
+        # A mount inside, made unreadable: left as it is, its mode too.
+        mount = tree / "a" / "mounted"
+        mount.mkdir(parents=True)
+        for path in (tree, tree / "a"):
+            os.chown(path, 65534, 65534)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m,mode=000,uid=65534,gid=65534", "t", mount],
+            check=True,
+        )
+        try:
+            done = subprocess.run(
+                [*nobody, sys.executable, "-c", REMOVE_AS_NOBODY, str(SRC), str(tree)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert done.stdout.strip() == "False", done.stderr
+            assert (mount.stat().st_mode & 0o777) == 0
+        finally:
+            subprocess.run(["umount", str(mount)], check=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

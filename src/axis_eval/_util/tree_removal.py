@@ -23,7 +23,7 @@ _Frame = tuple[int, "os._ScandirIterator[str]", str]
 _MoveUp = Callable[[int, str], None]
 
 
-def remove_tree(path: str) -> bool:
+def remove_tree(path: str | os.PathLike[str]) -> bool:
     """Remove ``path`` and everything under it, as far as it can; whether it is gone.
 
     Like ``shutil.rmtree(path, ignore_errors=True)``, and safe on a hostile tree:
@@ -36,14 +36,17 @@ def remove_tree(path: str) -> bool:
       left alone, with what holds it;
     - never raises: what cannot be removed stays, and the result says so.
     """
+    path = os.fspath(path)
     parent, name = os.path.split(path.rstrip("/"))
+    if name in ("", ".", ".."):
+        return False  # not a folder's own name: nothing is removed through it
     try:
         parent_fd = os.open(parent or ".", _DIR_FLAGS)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path
         return _gone(path)
     try:
         _remove_entry(parent_fd, name)
-    except OSError:
+    except (OSError, ValueError):
         pass
     finally:
         os.close(parent_fd)
@@ -55,7 +58,7 @@ def _gone(path: str) -> bool:
         os.lstat(path)
     except FileNotFoundError:
         return True
-    except OSError:  # cannot even tell: not gone as far as anyone here can say
+    except (OSError, ValueError):  # cannot even tell: not gone as far as anyone can say
         return False
     return False
 
@@ -74,14 +77,17 @@ def _remove_entry(parent_fd: int, name: str) -> None:
     os.rmdir(name, dir_fd=parent_fd)
 
 
-def _open_dir(name: str, dir_fd: int) -> int:
-    """A descriptor of the folder ``name`` in ``dir_fd`` (never through a symlink)."""
+def _open_dir(name: str, dir_fd: int, dev: int | None = None) -> int:
+    """A descriptor of the folder ``name`` in ``dir_fd`` (never through a symlink); one
+    made unreadable is given 0700 first, unless it is on another filesystem than ``dev``."""
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
     except PermissionError:
         flags = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
         held = os.open(name, flags, dir_fd=dir_fd)
         try:  # the folder itself, whatever its name leads to by now
+            if dev is not None and os.fstat(held).st_dev != dev:
+                raise PermissionError(f"{name}: on another filesystem, left as it is")
             os.chmod(f"/proc/self/fd/{held}", 0o700)  # noqa: PTH101 -- a descriptor's path
         finally:
             os.close(held)
@@ -100,7 +106,8 @@ def _empty_tree(top: int, dev: int) -> None:
             os.rename(name, new, src_dir_fd=fd, dst_dir_fd=top)
             moved.append(new)
 
-    _empty(top, dev, move_up)
+    with contextlib.suppress(OSError):  # a listing that failed: what was moved still goes
+        _empty(top, dev, move_up)
     while moved:
         name = moved.pop()
         with contextlib.suppress(OSError):
@@ -108,7 +115,11 @@ def _empty_tree(top: int, dev: int) -> None:
 
 
 def _remove_moved(top: int, name: str, dev: int, move_up: _MoveUp) -> None:
-    fd = _open_dir(name, top)
+    try:
+        fd = _open_dir(name, top, dev)
+    except OSError:  # swapped for a file, a link or a FIFO since it was moved
+        os.unlink(name, dir_fd=top)
+        return
     try:
         if os.fstat(fd).st_dev != dev:
             return
@@ -145,7 +156,7 @@ def _empty(start: int, dev: int, move_up: _MoveUp) -> None:
                 move_up(fd, entry.name)
                 continue
             try:
-                child = _open_dir(entry.name, fd)
+                child = _open_dir(entry.name, fd, dev)
             except OSError:  # swapped for a file or a link, or gone
                 with contextlib.suppress(OSError):
                     os.unlink(entry.name, dir_fd=fd)
