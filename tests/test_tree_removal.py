@@ -131,6 +131,18 @@ print(remove_tree(sys.argv[2]))
 """
 
 
+def removed_as_nobody(tree: Path) -> str:
+    """What ``remove_tree(tree)`` returns run as nobody (uid 65534), or its error."""
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    done = subprocess.run(
+        [*nobody, sys.executable, "-c", REMOVE_AS_NOBODY, str(SRC), str(tree)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() or done.stderr
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the removal as another user")
 def test_folders_made_unreadable_by_their_owner_are_removed() -> None:
     """As a user without root's override (root reads a mode-000 folder anyway), in a folder
@@ -145,14 +157,7 @@ def test_folders_made_unreadable_by_their_owner_are_removed() -> None:
             os.chown(path, 65534, 65534)
         (tree / "locked" / "inner").chmod(0)
         (tree / "locked").chmod(0)
-        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        done = subprocess.run(
-            [*nobody, sys.executable, "-c", REMOVE_AS_NOBODY, str(SRC), str(tree)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert done.stdout.strip() == "True", done.stderr
+        assert removed_as_nobody(tree) == "True"
         assert not tree.exists()
         # A mount inside, made unreadable: left as it is, its mode too.
         mount = tree / "a" / "mounted"
@@ -164,13 +169,7 @@ def test_folders_made_unreadable_by_their_owner_are_removed() -> None:
             check=True,
         )
         try:
-            done = subprocess.run(
-                [*nobody, sys.executable, "-c", REMOVE_AS_NOBODY, str(SRC), str(tree)],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            assert done.stdout.strip() == "False", done.stderr
+            assert removed_as_nobody(tree) == "False"
             assert (mount.stat().st_mode & 0o777) == 0
         finally:
             subprocess.run(["umount", str(mount)], check=True)
