@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -83,27 +85,37 @@ def pick_option(options: list[PermissionOption]) -> PermissionOption | None:
     return options[0] if options else None
 
 
+MAX_READ_BYTES = 64 * 1024 * 1024
+"""The largest file ``fs/read_text_file`` reads for an agent."""
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 class AcpClient:
     """The client side of the protocol: grants every permission, reads and writes files.
 
     The files are the job's own: a path must resolve (symlinks followed) inside one of
     ``roots`` (the workspace, the job's HOME and TMPDIR). The harness serves these requests
     on the host, outside any sandbox, so an agent must not use it to reach what its sandbox
-    hides (or, under ``none``, to write where its job has no business).
+    hides (or, under ``none``, to write where its job has no business). The resolved path is
+    then opened from the root one folder at a time without following a link, so a folder
+    the agent swaps for a link between the check and the open leads nowhere; only regular
+    files are read or written (a FIFO would block the run), off the event loop.
     """
 
     def __init__(self, roots: Sequence[str] = ()) -> None:
         self._roots = [os.path.realpath(r) for r in roots if r]
 
-    def _confined(self, path: str) -> Path:
+    def _confined(self, path: str) -> tuple[str, str]:
+        """``(root, resolved path)`` for a path the agent may use."""
         if not Path(path).is_absolute():
             raise acp.RequestError.invalid_params({"path": path, "details": "not absolute"})
         real = os.path.realpath(path)
-        if not any(real == root or real.startswith(root + os.sep) for root in self._roots):
-            raise acp.RequestError.invalid_params(
-                {"path": path, "details": "outside the job's workspace, HOME and TMPDIR"}
-            )
-        return Path(real)
+        for root in self._roots:
+            if real.startswith(root + os.sep):
+                return root, real
+        raise acp.RequestError.invalid_params(
+            {"path": path, "details": "outside the job's workspace, HOME and TMPDIR"}
+        )
 
     async def request_permission(
         self,
@@ -130,9 +142,9 @@ class AcpClient:
         limit: int | None = None,
         **kwargs: Any,
     ) -> ReadTextFileResponse:
-        target = self._confined(path)
+        root, real = self._confined(path)
         try:
-            text = target.read_text(encoding="utf-8", errors="replace")
+            text = await asyncio.to_thread(_read_text, root, real)
         except FileNotFoundError as exc:
             raise acp.RequestError.resource_not_found(path) from exc
         except OSError as exc:
@@ -147,13 +159,80 @@ class AcpClient:
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse:
-        target = self._confined(path)
+        root, real = self._confined(path)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
+            await asyncio.to_thread(_write_text, root, real, content)
         except OSError as exc:
             raise acp.RequestError.internal_error({"path": path, "details": str(exc)}) from exc
         return WriteTextFileResponse()
+
+
+def _folder_of(root: str, real: str, *, create: bool) -> tuple[int, str]:
+    """A descriptor of the folder holding ``real`` (resolved, inside ``root``), reached
+    from ``root`` one folder at a time with ``O_NOFOLLOW`` (``create``: missing folders
+    made), and the file's name in it."""
+    *folders, name = Path(os.path.relpath(real, root)).parts
+    fd = os.open(root, _DIR)
+    try:
+        for folder in folders:
+            try:
+                inner = os.open(folder, _DIR, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(folder, dir_fd=fd)
+                inner = os.open(folder, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, name
+
+
+def _regular(fd: int, real: str) -> None:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", real)
+
+
+def _read_text(root: str, real: str) -> str:
+    folder, name = _folder_of(root, real, create=False)
+    try:
+        fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder
+        )
+    finally:
+        os.close(folder)
+    try:
+        _regular(fd, real)
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if size > MAX_READ_BYTES:
+                raise OSError(errno.EFBIG, f"larger than {MAX_READ_BYTES} bytes", real)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    text = b"".join(chunks).decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode read gives
+
+
+def _write_text(root: str, real: str, content: str) -> None:
+    folder, name = _folder_of(root, real, create=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, 0o666, dir_fd=folder)
+    finally:
+        os.close(folder)
+    try:
+        _regular(fd, real)
+        os.ftruncate(fd, 0)
+        data = content.encode("utf-8")
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
 
 
 class StdioTransport:
