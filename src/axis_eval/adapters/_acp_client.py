@@ -85,9 +85,12 @@ def pick_option(options: list[PermissionOption]) -> PermissionOption | None:
     return options[0] if options else None
 
 
-MAX_READ_BYTES = 64 * 1024 * 1024
+MAX_READ_BYTES = 16 * 1024 * 1024
 """The largest file ``fs/read_text_file`` reads for an agent."""
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Never through a link, never waiting on a FIFO, never taking a terminal as ours.
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_WRITE = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 class AcpClient:
@@ -103,13 +106,20 @@ class AcpClient:
     """
 
     def __init__(self, roots: Sequence[str] = ()) -> None:
-        self._roots = [os.path.realpath(r) for r in roots if r]
+        # Each root's own name is taken as it is, never resolved: the agent may have made it
+        # a link by now (it can write in the job's folder), and a resolved root would then
+        # be wherever the link leads. Its folder above is the harness's, resolved.
+        self._roots = [_own_name(r) for r in roots if r]
+        self._one_at_a_time = asyncio.Semaphore(1)  # a read's bytes held once, not per task
 
     def _confined(self, path: str) -> tuple[str, str]:
         """``(root, resolved path)`` for a path the agent may use."""
         if not Path(path).is_absolute():
             raise acp.RequestError.invalid_params({"path": path, "details": "not absolute"})
-        real = os.path.realpath(path)
+        try:
+            real = os.path.realpath(path)
+        except ValueError as exc:  # a NUL in it
+            raise acp.RequestError.invalid_params({"path": path, "details": str(exc)}) from exc
         for root in self._roots:
             if real.startswith(root + os.sep):
                 return root, real
@@ -144,7 +154,8 @@ class AcpClient:
     ) -> ReadTextFileResponse:
         root, real = self._confined(path)
         try:
-            text = await asyncio.to_thread(_read_text, root, real)
+            async with self._one_at_a_time:
+                text = await asyncio.to_thread(_read_text, root, real)
         except FileNotFoundError as exc:
             raise acp.RequestError.resource_not_found(path) from exc
         except OSError as exc:
@@ -161,10 +172,21 @@ class AcpClient:
     ) -> WriteTextFileResponse:
         root, real = self._confined(path)
         try:
-            await asyncio.to_thread(_write_text, root, real, content)
+            data = content.encode("utf-8")
+        except UnicodeError as exc:  # a lone surrogate: refused before the file is touched
+            raise acp.RequestError.invalid_params({"path": path, "details": str(exc)}) from exc
+        try:
+            async with self._one_at_a_time:
+                await asyncio.to_thread(_write_bytes, root, real, data)
         except OSError as exc:
             raise acp.RequestError.internal_error({"path": path, "details": str(exc)}) from exc
         return WriteTextFileResponse()
+
+
+def _own_name(root: str) -> str:
+    """``root`` with the folder above it resolved and its own name kept as it is."""
+    above, name = os.path.split(root.rstrip("/"))
+    return os.path.join(os.path.realpath(above or "/"), name)
 
 
 def _folder_of(root: str, real: str, *, create: bool) -> tuple[int, str]:
@@ -199,9 +221,7 @@ def _regular(fd: int, real: str) -> None:
 def _read_text(root: str, real: str) -> str:
     folder, name = _folder_of(root, real, create=False)
     try:
-        fd = os.open(
-            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder
-        )
+        fd = os.open(name, _READ, dir_fd=folder)
     finally:
         os.close(folder)
     try:
@@ -218,17 +238,15 @@ def _read_text(root: str, real: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode read gives
 
 
-def _write_text(root: str, real: str, content: str) -> None:
+def _write_bytes(root: str, real: str, data: bytes) -> None:
     folder, name = _folder_of(root, real, create=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(name, flags, 0o666, dir_fd=folder)
+        fd = os.open(name, _WRITE, 0o666, dir_fd=folder)
     finally:
         os.close(folder)
     try:
         _regular(fd, real)
         os.ftruncate(fd, 0)
-        data = content.encode("utf-8")
         while data:
             data = data[os.write(fd, data) :]
     finally:

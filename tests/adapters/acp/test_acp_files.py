@@ -85,3 +85,35 @@ async def test_a_folder_swapped_for_a_link_after_the_check_leads_nowhere(
         await client.write_text_file("s", str(work / "sub" / "keep.txt"), "written")
     assert (outside / "keep.txt").read_text() == "kept"
     assert sorted(p.name for p in outside.iterdir()) == ["f.txt", "keep.txt"]
+
+
+async def test_a_root_the_agent_made_a_link_before_the_client_is_built_is_never_followed(
+    tmp_path: Path,
+) -> None:
+    """The agent starts before the harness builds its client, and can write in its job's
+    folder: ``mv home h; ln -s /etc home`` may come first."""
+    job_root, outside = tmp_path / "job", tmp_path / "outside"
+    (job_root / "work").mkdir(parents=True)
+    (job_root / "home-real").mkdir()
+    outside.mkdir()
+    (outside / "f.txt").write_text("HOST SECRET")
+    (job_root / "home").symlink_to(outside)
+    client = AcpClient([str(job_root / "work"), str(job_root / "home")])
+    for path in (job_root / "home" / "f.txt", outside / "f.txt"):
+        with pytest.raises(acp.RequestError):
+            await client.read_text_file("s", str(path))
+        with pytest.raises(acp.RequestError):
+            await client.write_text_file("s", str(path), "PWNED")
+    assert (outside / "f.txt").read_text() == "HOST SECRET"
+    await client.write_text_file("s", str(job_root / "work" / "ok.txt"), "fine")
+    assert (job_root / "work" / "ok.txt").read_text() == "fine"
+
+
+async def test_bad_text_or_paths_are_refused_before_any_file_is_touched(tmp_path: Path) -> None:
+    work, _, client = job(tmp_path)
+    (work / "kept.txt").write_text("kept")
+    with pytest.raises(acp.RequestError):
+        await client.write_text_file("s", str(work / "kept.txt"), "lone \udcff surrogate")
+    assert (work / "kept.txt").read_text() == "kept"
+    with pytest.raises(acp.RequestError):
+        await client.read_text_file("s", str(work / "x\0y"))
