@@ -13,12 +13,13 @@ import os
 import secrets
 from collections.abc import Callable
 
+from axis_eval._util.beneath import DIR_FLAGS
+
 __all__ = ["remove_tree"]
 
 MAX_OPEN = 32
 """Folders open at once while removing (a descriptor and a listing each); a folder deeper
 than this is moved up to the top folder and emptied from there."""
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _Frame = tuple[int, "os._ScandirIterator[str]", str]
 _MoveUp = Callable[[int, str], None]
 
@@ -41,7 +42,7 @@ def remove_tree(path: str | os.PathLike[str]) -> bool:
     if name in ("", ".", ".."):
         return False  # not a folder's own name: nothing is removed through it
     try:
-        parent_fd = os.open(parent or ".", _DIR_FLAGS)
+        parent_fd = os.open(parent or ".", DIR_FLAGS)
     except (OSError, ValueError):  # ValueError: a NUL in the path
         return _gone(path)
     try:
@@ -81,7 +82,7 @@ def _open_dir(name: str, dir_fd: int, dev: int | None = None) -> int:
     """A descriptor of the folder ``name`` in ``dir_fd`` (never through a symlink); one
     made unreadable is given 0700 first, unless it is on another filesystem than ``dev``."""
     try:
-        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
     except PermissionError:
         flags = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
         held = os.open(name, flags, dir_fd=dir_fd)
@@ -91,7 +92,7 @@ def _open_dir(name: str, dir_fd: int, dev: int | None = None) -> int:
             os.chmod(f"/proc/self/fd/{held}", 0o700)  # noqa: PTH101 -- a descriptor's path
         finally:
             os.close(held)
-        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
 
 
 def _empty_tree(top: int, dev: int) -> None:

@@ -13,7 +13,6 @@ import contextlib
 import errno
 import json
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +32,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from axis_eval._util.beneath import DIR_FLAGS, READ_FLAGS, WRITE_FLAGS, open_regular, read_at_most
 from axis_eval.adapters._scrub import scrub
 from axis_eval.config.actions import McpHttpServer, McpServer
 
@@ -87,10 +87,6 @@ def pick_option(options: list[PermissionOption]) -> PermissionOption | None:
 
 MAX_READ_BYTES = 16 * 1024 * 1024
 """The largest file ``fs/read_text_file`` reads for an agent."""
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# Never through a link, never waiting on a FIFO, never taking a terminal as ours.
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-_WRITE = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 class AcpClient:
@@ -189,68 +185,36 @@ def _own_name(root: str) -> str:
     return os.path.join(os.path.realpath(above or "/"), name)
 
 
-def _folder_of(root: str, real: str, *, create: bool) -> tuple[int, str]:
-    """A descriptor of the folder holding ``real`` (resolved, inside ``root``), reached
-    from ``root`` one folder at a time with ``O_NOFOLLOW`` (``create``: missing folders
-    made), and the file's name in it."""
-    *folders, name = Path(os.path.relpath(real, root)).parts
-    fd = os.open(root, _DIR)
-    try:
-        for folder in folders:
-            try:
-                inner = os.open(folder, _DIR, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(folder, dir_fd=fd)
-                inner = os.open(folder, _DIR, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, name
-
-
-def _regular(fd: int, real: str) -> None:
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        raise OSError(errno.EINVAL, "not a regular file", real)
-
-
 def _read_text(root: str, real: str) -> str:
-    folder, name = _folder_of(root, real, create=False)
+    fd = _open_beneath(root, real, READ_FLAGS)
     try:
-        fd = os.open(name, _READ, dir_fd=folder)
-    finally:
-        os.close(folder)
-    try:
-        _regular(fd, real)
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            size += len(chunk)
-            if size > MAX_READ_BYTES:
-                raise OSError(errno.EFBIG, f"larger than {MAX_READ_BYTES} bytes", real)
-            chunks.append(chunk)
+        data = read_at_most(fd, MAX_READ_BYTES)
     finally:
         os.close(fd)
-    text = b"".join(chunks).decode("utf-8", errors="replace")
+    if data is None:
+        raise OSError(errno.EFBIG, f"larger than {MAX_READ_BYTES} bytes", real)
+    text = data.decode("utf-8", errors="replace")
     return text.replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode read gives
 
 
 def _write_bytes(root: str, real: str, data: bytes) -> None:
-    folder, name = _folder_of(root, real, create=True)
+    fd = _open_beneath(root, real, WRITE_FLAGS, create=True)
     try:
-        fd = os.open(name, _WRITE, 0o666, dir_fd=folder)
-    finally:
-        os.close(folder)
-    try:
-        _regular(fd, real)
         os.ftruncate(fd, 0)
         while data:
             data = data[os.write(fd, data) :]
     finally:
         os.close(fd)
+
+
+def _open_beneath(root: str, real: str, flags: int, *, create: bool = False) -> int:
+    """The regular file ``real`` (resolved, inside ``root``), reached from ``root`` one
+    folder at a time without following a link (``create``: missing folders made)."""
+    top = os.open(root, DIR_FLAGS)
+    try:
+        return open_regular(top, Path(os.path.relpath(real, root)).parts, flags, create=create)
+    finally:
+        os.close(top)
 
 
 class StdioTransport:

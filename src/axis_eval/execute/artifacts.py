@@ -10,12 +10,11 @@ the cap, and no recursion walks the tree.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from axis_eval._util.beneath import DIR_FLAGS, open_regular, read_at_most
 from axis_eval.execute.models import CollectedArtifact
 from axis_eval.planning.select import glob_regex
 
@@ -24,8 +23,6 @@ MAX_RUN_BYTES = 50 * 1024 * 1024
 MAX_FILES = 1000
 MAX_DEPTH = 128
 """Folders below the workspace looked into for artifacts (each open while below it)."""
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO never blocks
 
 
 def _mime(path: str) -> str:
@@ -43,7 +40,7 @@ def collect_artifacts(
         return []
     regexes = [glob_regex(p) for p in patterns]
     try:
-        top = os.open(workspace, _DIR)
+        top = os.open(workspace, DIR_FLAGS)
     except OSError:  # gone, or made a link by the agent: nothing there is its to collect
         return []
     try:
@@ -121,7 +118,7 @@ def _files(top: int) -> list[str]:
             if len(stack) > MAX_DEPTH:
                 continue
             try:
-                child = os.open(name, _DIR, dir_fd=fd)
+                child = os.open(name, DIR_FLAGS, dir_fd=fd)
             except OSError:
                 continue
             try:
@@ -140,37 +137,15 @@ def _files(top: int) -> list[str]:
 def _read(top: int, rel: str, room: int) -> tuple[int, bytes | None] | None:
     """The size of the regular file ``rel`` under ``top`` and its bytes (None when more
     than ``room``); None when it is not a regular file reached without a link."""
-    *folders, name = rel.split("/")
-    fd = top
     try:
-        for folder in folders:
-            inner = os.open(folder, _DIR, dir_fd=fd)
-            if fd != top:
-                os.close(fd)
-            fd = inner
-        handle = os.open(name, _FILE, dir_fd=fd)
+        handle = open_regular(top, rel.split("/"))
+    except OSError:
+        return None
+    try:
+        size = os.fstat(handle).st_size
+        data = None if size > room else read_at_most(handle, room)  # None: grew past it
     except OSError:
         return None
     finally:
-        if fd != top:
-            os.close(fd)
-    try:
-        st = os.fstat(handle)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        if st.st_size > room:
-            return st.st_size, None
-        chunks: list[bytes] = []
-        got = 0
-        while got <= room:
-            chunk = os.read(handle, min(1 << 20, room - got + 1))
-            if not chunk:
-                return got, b"".join(chunks)
-            chunks.append(chunk)
-            got += len(chunk)
-        return got, None  # it grew past the cap while read
-    except OSError:
-        return None
-    finally:
-        with contextlib.suppress(OSError):
-            os.close(handle)
+        os.close(handle)
+    return (size, None) if data is None else (len(data), data)

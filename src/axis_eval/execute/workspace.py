@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from axis_eval._util.beneath import DIR_FLAGS
 from axis_eval._util.tree_removal import remove_tree
 from axis_eval.execute.process import procfs
 from axis_eval.planning.models import JobSpec
@@ -243,7 +244,7 @@ def _lock(folder: str) -> int | None:
     when the last holder dies, however it dies, and a process in another PID namespace that
     shares the folder holds it as well."""
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(folder, DIR_FLAGS)
     except OSError:
         return None
     try:
